@@ -1,0 +1,1 @@
+"""skipindex: file-level secondary indexes for data skipping on Parquet lakes."""

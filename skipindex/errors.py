@@ -1,0 +1,58 @@
+"""One root exception for everything skipindex raises on purpose.
+
+Each subclass also inherits the builtin a caller would expect (Ibis-style), so
+``except ValueError`` keeps working for code that does not know skipindex.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConflictError",
+    "IndexCorruptError",
+    "IndexFormatVersionError",
+    "IndexNotFoundError",
+    "InvalidPredicateError",
+    "NotATableError",
+    "SkipIndexError",
+    "UnknownColumnError",
+    "UnsupportedTypeError",
+]
+
+
+class SkipIndexError(Exception):
+    """Root of every error skipindex raises deliberately."""
+
+
+class UnknownColumnError(SkipIndexError, KeyError):
+    """A predicate or index definition names a column the table does not have."""
+
+    def __str__(self) -> str:  # KeyError would repr() the message otherwise
+        return str(self.args[0]) if self.args else ""
+
+
+class UnsupportedTypeError(SkipIndexError, TypeError):
+    """A column's type cannot be indexed by a kind, or compared with a literal."""
+
+
+class InvalidPredicateError(SkipIndexError, ValueError):
+    """The ``where`` expression is not valid SQL or not a boolean expression."""
+
+
+class NotATableError(SkipIndexError, FileNotFoundError):
+    """The path does not exist or holds no Parquet data files."""
+
+
+class IndexNotFoundError(SkipIndexError, FileNotFoundError):
+    """The table has no skipindex index (no ``_skipindex/`` manifest)."""
+
+
+class IndexCorruptError(SkipIndexError, ValueError):
+    """An index file is truncated, damaged, missing or fails its schema."""
+
+
+class IndexFormatVersionError(IndexCorruptError):
+    """The index was written by a newer skipindex format version."""
+
+
+class ConflictError(SkipIndexError, RuntimeError):
+    """Another build committed first and retrying did not resolve the race."""

@@ -1,0 +1,113 @@
+"""The one small interface every index kind implements.
+
+A kind is built per data file from one Arrow array (the file's column, already
+cast to the table type and in physical form: see :func:`skipindex._types.to_physical`)
+into one *payload*: a dict matching :meth:`IndexKind.payload_type`. Payloads of
+many files are stored as one struct column of a segment (a null struct means
+"unknown for this file": every question about it is answered "might match").
+
+At prune time a kind answers one bound leaf predicate for many files at once:
+
+* file-level kinds (``row_level = False``) implement :meth:`might_match` and
+  return one boolean per file, vectorised over the payload column;
+* row-level kinds (``row_level = True``) implement :meth:`matching_rows` and
+  return, per requested file, the Roaring bitmap of row positions that satisfy
+  the leaf (or ``None`` when they cannot tell, meaning all rows might).
+
+Answers are always supersets: a kind that is unsure says "might match".
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, fields
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import BitMap
+
+from skipindex._types import Domain, domain_of
+from skipindex.errors import UnsupportedTypeError
+from skipindex.expressions.nodes import BoundLeaf
+
+__all__ = ["FileBatch", "IndexKind", "IndexSpec"]
+
+
+@dataclass(frozen=True)
+class IndexSpec:
+    """What a user asks for: ``MinMax("col")``, ``Bloom("col", fpp=0.01)``...
+
+    Subclasses set ``kind`` and add their parameters as dataclass fields.
+    """
+
+    column: str
+    kind: ClassVar[str] = ""
+
+    def params(self) -> dict[str, Any]:
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "column"}
+
+
+@dataclass(frozen=True)
+class FileBatch:
+    """The files a kind is asked about at prune time.
+
+    ``num_rows[i]`` is file i's row count; ``payloads[i]`` its payload struct
+    (null when the index does not know the file).
+    """
+
+    num_rows: np.ndarray
+    payloads: pa.StructArray = field(repr=False)
+
+    def __len__(self) -> int:
+        return len(self.num_rows)
+
+    def known(self) -> np.ndarray:
+        """True where the file has a payload."""
+        return np.asarray(self.payloads.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+class IndexKind(ABC):
+    """Base class of index kinds; one subclass per module in this package."""
+
+    kind: ClassVar[str]
+    spec: ClassVar[type[IndexSpec]]
+    row_level: ClassVar[bool] = False
+    # When several kinds on one column can answer a leaf, the highest wins.
+    precision: ClassVar[int] = 0
+    domains: ClassVar[frozenset[Domain]] = frozenset(Domain)
+
+    def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
+        domain = domain_of(arrow_type)
+        if domain is None or domain not in self.domains:
+            accepted = ", ".join(sorted(d.value for d in self.domains))
+            raise UnsupportedTypeError(
+                f"index kind '{self.kind}' cannot index column '{column}' of type "
+                f"{arrow_type}; it takes {accepted} columns"
+            )
+        self.column = column
+        self.arrow_type = arrow_type
+        self.domain: Domain = domain
+        self.params = dict(params)
+
+    @abstractmethod
+    def payload_type(self) -> pa.StructType:
+        """The struct type of this kind's column in a segment."""
+
+    @abstractmethod
+    def build(self, values: pa.Array) -> dict[str, Any]:
+        """The payload for one file from its whole column (physical form)."""
+
+    @abstractmethod
+    def answers(self, leaf: BoundLeaf) -> bool:
+        """Whether this kind can narrow ``leaf`` at all (else it is not asked)."""
+
+    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
+        """File-level kinds: per file, False only if no row can satisfy ``leaf``."""
+        return np.ones(len(files), dtype=bool)
+
+    def matching_rows(
+        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+    ) -> list[BitMap | None]:
+        """Row-level kinds: per file in ``positions``, the rows satisfying ``leaf``."""
+        return [None] * len(positions)
