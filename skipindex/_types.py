@@ -47,9 +47,18 @@ def domain_of(arrow_type: pa.DataType) -> Domain | None:
         return Domain.DECIMAL
     if pat.is_floating(arrow_type):
         return Domain.FLOAT
-    if pat.is_string(arrow_type) or pat.is_large_string(arrow_type) or pat.is_string_view(arrow_type):
+    if (
+        pat.is_string(arrow_type)
+        or pat.is_large_string(arrow_type)
+        or pat.is_string_view(arrow_type)
+    ):
         return Domain.STRING
-    if pat.is_binary(arrow_type) or pat.is_large_binary(arrow_type) or pat.is_fixed_size_binary(arrow_type) or pat.is_binary_view(arrow_type):
+    if (
+        pat.is_binary(arrow_type)
+        or pat.is_large_binary(arrow_type)
+        or pat.is_fixed_size_binary(arrow_type)
+        or pat.is_binary_view(arrow_type)
+    ):
         return Domain.BINARY
     if pat.is_date(arrow_type):
         return Domain.DATE

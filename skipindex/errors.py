@@ -12,6 +12,7 @@ __all__ = [
     "IndexFormatVersionError",
     "IndexNotFoundError",
     "InvalidPredicateError",
+    "InvalidSpecError",
     "NotATableError",
     "SkipIndexError",
     "UnknownColumnError",
@@ -36,6 +37,10 @@ class UnsupportedTypeError(SkipIndexError, TypeError):
 
 class InvalidPredicateError(SkipIndexError, ValueError):
     """The ``where`` expression is not valid SQL or not a boolean expression."""
+
+
+class InvalidSpecError(SkipIndexError, ValueError):
+    """An index definition has an invalid parameter (e.g. a Bloom ``fpp`` outside (0, 1))."""
 
 
 class NotATableError(SkipIndexError, FileNotFoundError):

@@ -24,7 +24,6 @@ import enum
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Union
 
 import pyarrow as pa
 
@@ -102,7 +101,7 @@ class LiteralKind(enum.Enum):
     NULL = "null"
 
 
-LiteralValue = Union[int, Decimal, float, str, bytes, date, datetime, bool, None]
+LiteralValue = int | Decimal | float | str | bytes | date | datetime | bool | None
 
 
 @dataclass(frozen=True)
@@ -218,9 +217,7 @@ class Or:
         return " OR ".join(f"({c})" for c in self.children)
 
 
-Predicate = Union[
-    AlwaysTrue, AlwaysFalse, Unsupported, Comparison, In, IsNull, Not, And, Or
-]
+Predicate = AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | Not | And | Or
 
 
 # --------------------------------------------------------------------------- bound
@@ -242,7 +239,7 @@ class BoundColumn:
 #   decimals -> Decimal quantized to the column's scale
 #   floats -> float (float32 columns compare in double, like Spark)
 #   strings -> str, binary -> bytes, booleans -> bool
-BoundValue = Union[int, Decimal, float, str, bytes, bool]
+BoundValue = int | Decimal | float | str | bytes | bool
 
 
 @dataclass(frozen=True)
@@ -280,10 +277,10 @@ class BoundIsNull:
         return f"{self.column} IS {'NOT NULL' if self.negated else 'NULL'}"
 
 
-BoundLeaf = Union[BoundComparison, BoundIn, BoundIsNull]
-BoundPredicate = Union[
-    AlwaysTrue, AlwaysFalse, Unsupported, BoundComparison, BoundIn, BoundIsNull, And, Or
-]
+BoundLeaf = BoundComparison | BoundIn | BoundIsNull
+BoundPredicate = (
+    AlwaysTrue | AlwaysFalse | Unsupported | BoundComparison | BoundIn | BoundIsNull | And | Or
+)
 
 
 def _quote(name: str) -> str:

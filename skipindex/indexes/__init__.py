@@ -1,0 +1,34 @@
+"""The registry of index kinds. Adding a kind: one module, one line in ``KINDS``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+
+from skipindex.errors import UnknownColumnError
+from skipindex.indexes.base import IndexKind, IndexSpec
+from skipindex.indexes.minmax import MinMaxKind
+
+if TYPE_CHECKING:
+    from skipindex.store.manifest import IndexDef
+
+__all__ = ["KINDS", "IndexKind", "IndexSpec", "kind_for"]
+
+KINDS: dict[str, type[IndexKind]] = {kind.kind: kind for kind in (MinMaxKind,)}
+
+
+def kind_for(definition: IndexDef, schema: pa.Schema) -> IndexKind:
+    """Instantiate the kind of ``definition`` for its column's type in ``schema``."""
+    kind = KINDS.get(definition.kind)
+    if kind is None:
+        from skipindex.errors import IndexFormatVersionError
+
+        raise IndexFormatVersionError(
+            f"unknown index kind '{definition.kind}' on column '{definition.column}': "
+            "the index was written by a newer skipindex"
+        )
+    index = schema.get_field_index(definition.column)
+    if index < 0:
+        raise UnknownColumnError(f"indexed column '{definition.column}' is not in the table schema")
+    return kind(definition.column, schema.field(index).type, definition.params)

@@ -1,0 +1,342 @@
+"""``build_index``: the Spark job that (re)indexes new and changed files.
+
+The driver lists the table, diffs it against the current manifest, packs the
+files to index into size-balanced bins (a few per core), runs one task per bin
+(:func:`skipindex.indexer.index_bins`), rewrites the old segments that still
+name removed or changed files, and commits the next manifest version. Losing a
+commit race means re-planning against the winner; nothing already committed is
+ever modified.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skipindex._types import domain_of
+from skipindex.errors import ConflictError, UnknownColumnError
+from skipindex.indexer import IndexJob, index_bins
+from skipindex.indexes import kind_for
+from skipindex.indexes.base import IndexSpec
+from skipindex.store import vacuum
+from skipindex.store.location import DataFile, TableLocation, locate
+from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
+from skipindex.store.schema import table_schema
+from skipindex.store.segments import BASE_FIELDS, read_segments, write_segment
+
+__all__ = ["BuildReport", "InProcessRunner", "Runner", "SparkRunner", "build_index", "build_with"]
+
+MAX_COMMIT_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build did. ``files_indexed`` is the number of data files it read."""
+
+    version: int
+    files_indexed: int
+    files_unchanged: int
+    files_removed: int
+    bytes_read: int
+    index_bytes: int
+    segments_written: int
+    seconds: float
+    attempts: int = 1
+
+    def __str__(self) -> str:
+        return (
+            f"index version {self.version}: indexed {self.files_indexed} files, "
+            f"{self.files_unchanged} unchanged, {self.files_removed} removed; read "
+            f"{self.bytes_read / 1e6:.1f} MB of columns, index is {self.index_bytes / 1e6:.2f} MB; "
+            f"{self.seconds:.1f} s"
+        )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    to_index: list[DataFile]
+    unchanged: int
+    removed: int
+    keep_segments: list[SegmentRef]
+    rewrite: dict[str, set[str]]  # segment path -> relative paths still live in it
+
+
+def build_index(
+    path: str,
+    specs: Sequence[IndexSpec] | None = None,
+    *,
+    spark: Any = None,
+    bins_per_core: int = 3,
+) -> BuildReport:
+    """Index the table at ``path`` with ``specs`` (added to those already defined).
+
+    With ``specs=None`` the existing definitions are refreshed: only new and
+    changed files are read. ``spark`` defaults to the active session, else a
+    local one.
+    """
+    if spark is None:
+        from skipindex._spark import active_or_local_session
+
+        spark = active_or_local_session()
+    return build_with(path, specs, SparkRunner(spark, bins_per_core))
+
+
+def build_with(path: str, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
+    """:func:`build_index` with an explicit way of running the index tasks."""
+    started = time.perf_counter()
+    location = locate(path)
+    build_id = vacuum.new_build_id()
+    with vacuum.in_flight(location, build_id):
+        for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
+            try:
+                report = _attempt(location, specs, runner, build_id, attempt)
+            except ConflictError:
+                if attempt == MAX_COMMIT_ATTEMPTS:
+                    raise
+                continue
+            vacuum.collect(location)
+            return replace(report, seconds=time.perf_counter() - started)
+    raise AssertionError("unreachable")
+
+
+def _attempt(
+    location: TableLocation,
+    specs: Sequence[IndexSpec] | None,
+    runner: Runner,
+    build_id: str,
+    attempt: int,
+) -> BuildReport:
+    current = load_latest(location)
+    listing = location.list_data_files()
+    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
+    definitions, next_id = _definitions(current, specs, schema)
+    plan = _plan(location, current, listing, definitions)
+    attempt_id = f"{build_id}-{attempt}"
+    new_segments, bytes_read = _run_job(
+        runner, location, schema, definitions, plan.to_index, attempt_id
+    )
+    rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
+    spark_schema = runner.spark_schema(location) if listing else None
+    manifest = Manifest(
+        version=(current.version + 1) if current else 1,
+        arrow_schema=schema,
+        indexes=tuple(definitions),
+        segments=tuple(plan.keep_segments + rewritten + new_segments),
+        next_index_id=next_id,
+        spark_schema=spark_schema,
+        partition_columns=_partition_columns(spark_schema, schema),
+        build={
+            "build_id": build_id,
+            "files_indexed": len(plan.to_index),
+            "files_unchanged": plan.unchanged,
+            "files_removed": plan.removed,
+            "bytes_read": bytes_read,
+        },
+    )
+    try:
+        committed = commit(location, manifest)
+    except ConflictError:
+        vacuum.delete_segments(location, [s.path for s in rewritten + new_segments])
+        raise
+    return BuildReport(
+        version=committed.version,
+        files_indexed=len(plan.to_index),
+        files_unchanged=plan.unchanged,
+        files_removed=plan.removed,
+        bytes_read=bytes_read,
+        index_bytes=sum(s.bytes for s in committed.segments),
+        segments_written=len(rewritten) + len(new_segments),
+        seconds=0.0,
+        attempts=attempt,
+    )
+
+
+def _definitions(
+    current: Manifest | None, specs: Sequence[IndexSpec] | None, schema: pa.Schema
+) -> tuple[list[IndexDef], int]:
+    """Current definitions plus ``specs``; a spec on an indexed (column, kind)
+    with other parameters replaces it. Validates columns and types up front."""
+    definitions = list(current.indexes) if current else []
+    next_id = current.next_index_id if current else 0
+    for spec in specs or ():
+        column = _resolve(spec.column, schema)
+        params = spec.params()
+        existing = [d for d in definitions if (d.column, d.kind) == (column, spec.kind)]
+        if existing and existing[0].same_definition(column, spec.kind, params):
+            continue
+        definitions = [d for d in definitions if d not in existing]
+        definition = IndexDef(
+            id=next_id,
+            column=column,
+            kind=spec.kind,
+            params=params,
+            arrow_type=str(schema.field(column).type),
+            field=f"{spec.kind}_{next_id}",
+        )
+        kind_for(definition, schema)  # raises UnsupportedTypeError for a bad type
+        definitions.append(definition)
+        next_id += 1
+    return definitions, next_id
+
+
+def _resolve(column: str, schema: pa.Schema) -> str:
+    if column in schema.names:
+        return column
+    folded = [n for n in schema.names if n.lower() == column.lower()]
+    if len(folded) == 1:
+        return folded[0]
+    indexable = [n for n in schema.names if domain_of(schema.field(n).type) is not None]
+    raise UnknownColumnError(
+        f"cannot index unknown column '{column}'; the table's columns are: {', '.join(indexable)}"
+    )
+
+
+def _plan(
+    location: TableLocation,
+    current: Manifest | None,
+    listing: list[DataFile],
+    definitions: list[IndexDef],
+) -> _Plan:
+    if current is None or [d.field for d in current.indexes] != [d.field for d in definitions]:
+        # New or changed definitions: every file needs every payload again.
+        removed = sum(s.files for s in current.segments) if current else 0
+        return _Plan(listing, 0, removed, [], {})
+    indexed = read_segments(location, current, base=("path", "size", "mtime_ms"))
+    keys = list(
+        zip(
+            indexed.column("path").to_pylist(),
+            indexed.column("size").to_pylist(),
+            indexed.column("mtime_ms").to_pylist(),
+            strict=True,
+        )
+    )
+    live = {(f.path, f.size, f.mtime_ms) for f in listing}
+    indexed_keys = set(keys)
+    to_index = [f for f in listing if (f.path, f.size, f.mtime_ms) not in indexed_keys]
+    dead = indexed_keys - live
+    keep: list[SegmentRef] = []
+    rewrite: dict[str, set[str]] = {}
+    offset = 0
+    for ref in current.segments:
+        rows = keys[offset : offset + ref.files]
+        offset += ref.files
+        if dead.isdisjoint(rows):
+            keep.append(ref)
+        else:
+            rewrite[ref.path] = {r[0] for r in rows if r not in dead}
+    return _Plan(to_index, len(listing) - len(to_index), len(dead), keep, rewrite)
+
+
+class Runner(Protocol):
+    """How index tasks run: as a Spark job, or in this process (tests)."""
+
+    parallelism: int
+
+    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]: ...
+
+    def spark_schema(self, location: TableLocation) -> str | None: ...
+
+
+class SparkRunner:
+    """One Spark task per bin (mapPartitions over a parallelized bin list)."""
+
+    def __init__(self, spark: Any, bins_per_core: int = 3) -> None:
+        self.spark = spark
+        self.parallelism = max(1, spark.sparkContext.defaultParallelism * bins_per_core)
+
+    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
+        context = self.spark.sparkContext
+        files = sum(len(b) for b in bins)
+        context.setJobDescription(f"skipindex: index {files} files of {job.user_root}")
+        return list(
+            context.parallelize(list(enumerate(bins)), len(bins))
+            .mapPartitions(lambda part: index_bins(job, part))
+            .collect()
+        )
+
+    def spark_schema(self, location: TableLocation) -> str | None:
+        """Spark's view of the table (with partition columns), for read()."""
+        try:
+            reader = self.spark.read.option("basePath", location.user_root)
+            return str(reader.parquet(location.user_root).schema.json())
+        except Exception:
+            return None
+
+
+class InProcessRunner:
+    """The same task code, run here: for tests and tools that must not start a JVM."""
+
+    parallelism = 4
+
+    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
+        return list(index_bins(job, iter(enumerate(bins))))
+
+    def spark_schema(self, location: TableLocation) -> str | None:
+        return None
+
+
+def _run_job(
+    runner: Runner,
+    location: TableLocation,
+    schema: pa.Schema,
+    definitions: list[IndexDef],
+    files: list[DataFile],
+    attempt_id: str,
+) -> tuple[list[SegmentRef], int]:
+    if not files:
+        return [], 0
+    job = IndexJob(
+        uri=location.uri,
+        user_root=location.user_root,
+        schema_b64=base64.b64encode(schema.serialize().to_pybytes()).decode("ascii"),
+        definitions=tuple(definitions),
+        build_id=attempt_id,
+    )
+    described = runner.run(job, pack_bins(files, runner.parallelism))
+    refs = [SegmentRef(d["path"], d["files"], d["rows"], d["bytes"]) for d in described]
+    return refs, sum(int(d["bytes_read"]) for d in described)
+
+
+def pack_bins(files: Sequence[DataFile], max_bins: int) -> list[list[DataFile]]:
+    """Size-balanced bins: largest file first into the lightest bin (LPT)."""
+    count = min(len(files), max_bins)
+    heap = [(0, i) for i in range(count)]
+    bins: list[list[DataFile]] = [[] for _ in range(count)]
+    for data_file in sorted(files, key=lambda f: f.size, reverse=True):
+        load, i = heapq.heappop(heap)
+        bins[i].append(data_file)
+        heapq.heappush(heap, (load + max(data_file.size, 1), i))
+    return [sorted(b, key=lambda f: f.path) for b in bins if b]
+
+
+def _rewrite(
+    location: TableLocation, current: Manifest, rewrite: dict[str, set[str]], attempt_id: str
+) -> list[SegmentRef]:
+    """Copy segments that name removed/changed files, without those rows."""
+    out = []
+    fields = [d.field for d in current.indexes]
+    for number, (ref, live) in enumerate(
+        (r, rewrite[r.path]) for r in current.segments if r.path in rewrite
+    ):
+        single = replace(current, segments=(ref,))
+        table = read_segments(location, single, fields, base=BASE_FIELDS)
+        table = table.filter(pc.is_in(table.column("path"), pa.array(sorted(live), pa.string())))
+        if len(table):
+            out.append(write_segment(location, f"{attempt_id}-r{number:05d}", table))
+    return out
+
+
+def _partition_columns(spark_schema: str | None, schema: pa.Schema) -> tuple[str, ...]:
+    if spark_schema is None:
+        return ()
+    import json
+
+    names = [f["name"] for f in json.loads(spark_schema)["fields"]]
+    return tuple(n for n in names if n not in schema.names)

@@ -1,0 +1,114 @@
+"""``describe(path)``: definitions, coverage, staleness and size of a table's index."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from skipindex.store.location import locate
+from skipindex.store.manifest import load_latest, manifest_versions
+from skipindex.store.segments import read_segments
+
+__all__ = ["Description", "describe"]
+
+
+@dataclass(frozen=True)
+class Description:
+    """What :func:`describe` reports. ``to_dict()`` is JSON-ready."""
+
+    path: str
+    version: int | None
+    versions_on_disk: int
+    indexes: list[dict[str, Any]] = field(default_factory=list)
+    files_listed: int = 0
+    files_indexed: int = 0  # listed and covered with the same size and mtime
+    files_stale: int = 0  # listed, in the index, but changed since
+    files_unindexed: int = 0  # listed, not in the index (new)
+    files_gone: int = 0  # in the index, no longer listed
+    files_unreadable: int = 0  # in the index with an error (always kept)
+    segments: int = 0
+    index_bytes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        if self.version is None:
+            return f"{self.path}: no skipindex index ({self.files_listed} data files)"
+        lines = [
+            f"{self.path}: index version {self.version} ({self.versions_on_disk} on disk), "
+            f"{self.segments} segments, {self.index_bytes / 1e6:.2f} MB",
+            f"files: {self.files_listed} listed, {self.files_indexed} indexed, "
+            f"{self.files_stale} stale, {self.files_unindexed} not indexed, "
+            f"{self.files_gone} gone, {self.files_unreadable} unreadable",
+            "indexes:",
+        ]
+        for d in self.indexes:
+            params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
+            lines.append(
+                f"  {d['kind']:<17} {d['column']} ({d['arrow_type']}) {params} "
+                f"{d['bytes'] / 1e6:.3f} MB"
+            )
+        return "\n".join(lines)
+
+
+def describe(path: str) -> Description:
+    location = locate(path)
+    listing = location.list_data_files()
+    manifest = load_latest(location)
+    if manifest is None:
+        return Description(
+            path=location.user_root,
+            version=None,
+            versions_on_disk=0,
+            files_listed=len(listing),
+            files_unindexed=len(listing),
+        )
+    segments = read_segments(location, manifest)
+    identity = {
+        p: (s, m)
+        for p, s, m in zip(
+            segments.column("path").to_pylist(),
+            segments.column("size").to_pylist(),
+            segments.column("mtime_ms").to_pylist(),
+            strict=True,
+        )
+    }
+    listed = {f.path: (f.size, f.mtime_ms) for f in listing}
+    state = Counter(
+        "unindexed" if p not in identity else "indexed" if identity[p] == key else "stale"
+        for p, key in listed.items()
+    )
+    field_bytes = _field_bytes(location, manifest)
+    errors = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
+    return Description(
+        path=location.user_root,
+        version=manifest.version,
+        versions_on_disk=len(manifest_versions(location)),
+        indexes=[{**asdict(d), "bytes": field_bytes.get(d.field, 0)} for d in manifest.indexes],
+        files_listed=len(listing),
+        files_indexed=state["indexed"],
+        files_stale=state["stale"],
+        files_unindexed=state["unindexed"],
+        files_gone=len(set(identity) - set(listed)),
+        files_unreadable=int(errors.sum()),
+        segments=len(manifest.segments),
+        index_bytes=sum(s.bytes for s in manifest.segments),
+    )
+
+
+def _field_bytes(location: Any, manifest: Any) -> dict[str, int]:
+    """Compressed bytes per segment column, from the segments' Parquet footers."""
+    sizes: Counter[str] = Counter()
+    for ref in manifest.segments:
+        metadata = pq.read_metadata(f"{location.index_dir}/{ref.path}", filesystem=location.fs)
+        for g in range(metadata.num_row_groups):
+            group = metadata.row_group(g)
+            for c in range(group.num_columns):
+                chunk = group.column(c)
+                sizes[chunk.path_in_schema.split(".")[0]] += chunk.total_compressed_size
+    return dict(sizes)

@@ -1,0 +1,79 @@
+"""``drop_index``: remove some index definitions, or the whole index."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
+from skipindex.indexes import KINDS
+from skipindex.store import vacuum
+from skipindex.store.location import locate
+from skipindex.store.manifest import IndexDef, commit, load_latest
+from skipindex.store.segments import BASE_FIELDS, read_segments, write_segment
+
+__all__ = ["drop_index"]
+
+_ATTEMPTS = 5
+
+
+def drop_index(
+    path: str, columns: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+) -> list[IndexDef]:
+    """Drop the definitions on ``columns`` of ``kinds`` (None: any); returns them.
+
+    Dropping everything (both None, or every definition matched) removes
+    ``_skipindex/`` entirely. Data files are never touched.
+    """
+    for kind in kinds or ():
+        if kind not in KINDS:
+            raise InvalidSpecError(f"unknown index kind '{kind}'; kinds are: {', '.join(KINDS)}")
+    location = locate(path)
+    for _ in range(_ATTEMPTS):
+        current = load_latest(location)
+        if current is None:
+            return []
+        indexed = {d.column for d in current.indexes}
+        for column in columns or ():
+            if column not in indexed:
+                raise UnknownColumnError(
+                    f"column '{column}' has no index; indexed columns: {', '.join(sorted(indexed))}"
+                )
+        dropped = [
+            d
+            for d in current.indexes
+            if (columns is None or d.column in columns) and (kinds is None or d.kind in kinds)
+        ]
+        remaining = tuple(d for d in current.indexes if d not in dropped)
+        if not remaining:
+            location.fs.delete_dir(location.index_dir)
+            return dropped
+        if not dropped:
+            return []
+        build_id = vacuum.new_build_id()
+        with vacuum.in_flight(location, build_id):
+            fields = [d.field for d in remaining]
+            segments = []
+            for number, ref in enumerate(current.segments):
+                single = replace(current, segments=(ref,))
+                table = read_segments(location, single, fields, BASE_FIELDS)
+                segments.append(write_segment(location, f"{build_id}-d{number:05d}", table))
+            try:
+                commit(
+                    location,
+                    replace(
+                        current,
+                        version=current.version + 1,
+                        indexes=remaining,
+                        segments=tuple(segments),
+                        build={"dropped": len(dropped)},
+                    ),
+                )
+            except ConflictError:
+                vacuum.delete_segments(location, [s.path for s in segments])
+                continue
+        vacuum.collect(location)
+        return dropped
+    raise ConflictError(
+        f"could not drop indexes of {location.user_root}: too many concurrent builds"
+    )

@@ -1,0 +1,263 @@
+"""Evaluate a bound predicate (negation normal form) against index payloads.
+
+Two passes, cheapest first:
+
+1. **File level**, vectorised over every covered file: each leaf is answered by
+   the file-level kinds on its column (min-max, Bloom). AND and OR combine the
+   boolean masks. A file is alive if it *might* hold a matching row.
+2. **Row level**, only for files still alive and only if a leaf has a row-level
+   kind (bitmaps): each node yields, per file, the set of rows that might match
+   (``None`` = all rows). AND intersects child by child and stops for a file as
+   soon as its set is empty; OR unions. A file whose set ends empty is skipped:
+   that is how a conjunction skips a file where every condition matches some
+   row but no row matches them all.
+
+Both passes walk the tree with explicit stacks: 1,000-deep predicates are fine.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from pyroaring import BitMap
+
+from skipindex.expressions.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BoundComparison,
+    BoundIn,
+    BoundIsNull,
+    BoundLeaf,
+    BoundPredicate,
+    Or,
+    Unsupported,
+)
+from skipindex.indexes.base import FileBatch, IndexKind
+
+__all__ = ["Evaluation", "LeafReport", "evaluate"]
+
+LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
+RowSets = dict[int, BitMap | None]  # file position -> rows that might match (None: all)
+
+
+@dataclass
+class LeafReport:
+    """What the indexes could say about one condition, for ``explain()``."""
+
+    condition: str
+    kinds: list[str] = field(default_factory=list)
+    note: str = ""
+    ruled_out: Counter[str] = field(default_factory=Counter)  # kind -> files it excluded
+
+
+@dataclass
+class Evaluation:
+    might_match: np.ndarray  # per covered file
+    leaves: list[LeafReport]
+    row_level_files: int = 0  # files that needed bitmaps
+
+
+@dataclass(frozen=True)
+class IndexColumn:
+    """An index available at prune time: its kind and its payloads per file."""
+
+    kind: IndexKind
+    files: FileBatch
+
+
+def evaluate(
+    predicate: BoundPredicate,
+    num_rows: np.ndarray,
+    indexes: Mapping[str, Sequence[IndexColumn]],
+) -> Evaluation:
+    """Which files might hold a row for which ``predicate`` is TRUE."""
+    run = _Run(num_rows, indexes)
+    alive = run.file_level(predicate) & (num_rows > 0)
+    row_level = run.row_level_leaves(predicate)
+    if row_level and alive.any():
+        positions = np.flatnonzero(alive)
+        survivors = run.rows(predicate, positions)
+        alive = np.zeros_like(alive)
+        alive[list(survivors)] = True
+        return Evaluation(alive, run.report_list(), len(positions))
+    return Evaluation(alive, run.report_list())
+
+
+class _Run:
+    def __init__(self, num_rows: np.ndarray, indexes: Mapping[str, Sequence[IndexColumn]]) -> None:
+        self.num_rows = num_rows
+        self.indexes = indexes
+        self.masks: dict[BoundLeaf, np.ndarray] = {}
+        self.reports: dict[object, LeafReport] = {}
+
+    # ------------------------------------------------------------ file level
+    def file_level(self, predicate: BoundPredicate) -> np.ndarray:
+        results: dict[int, np.ndarray] = {}
+        stack: list[tuple[BoundPredicate, bool]] = [(predicate, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if isinstance(node, And | Or) and not expanded:
+                stack.append((node, True))
+                stack.extend((child, False) for child in node.children)
+                continue
+            if isinstance(node, And):
+                results[id(node)] = np.logical_and.reduce(
+                    [results.pop(id(c)) for c in node.children]
+                )
+            elif isinstance(node, Or):
+                results[id(node)] = np.logical_or.reduce(
+                    [results.pop(id(c)) for c in node.children]
+                )
+            else:
+                results[id(node)] = self.leaf_mask(node)
+        return results[id(predicate)]
+
+    def leaf_mask(self, node: BoundPredicate) -> np.ndarray:
+        count = len(self.num_rows)
+        if isinstance(node, AlwaysFalse):
+            return np.zeros(count, dtype=bool)
+        if isinstance(node, AlwaysTrue):
+            return np.ones(count, dtype=bool)
+        if isinstance(node, Unsupported):
+            self._report(node, note=f"not indexable ({node.reason}): might match")
+            return np.ones(count, dtype=bool)
+        assert isinstance(node, LEAF_TYPES)
+        if node in self.masks:
+            return self.masks[node]
+        mask = np.ones(count, dtype=bool)
+        answering = [i for i in self.indexes.get(node.column.name, ()) if i.kind.answers(node)]
+        report = self._report(node, kinds=[i.kind.kind for i in answering])
+        if not answering:
+            report.note = f"no index on {node.column} can answer this: might match"
+        for index in answering:
+            if index.kind.row_level:
+                continue
+            verdict = index.kind.might_match(node, index.files)
+            report.ruled_out[index.kind.kind] += int(np.count_nonzero(mask & ~verdict))
+            mask &= verdict
+        self.masks[node] = mask
+        return mask
+
+    def _report(self, node: object, kinds: list[str] | None = None, note: str = "") -> LeafReport:
+        if node not in self.reports:
+            self.reports[node] = LeafReport(str(node), kinds or [], note)
+        return self.reports[node]
+
+    def report_list(self) -> list[LeafReport]:
+        return list(self.reports.values())
+
+    # ------------------------------------------------------------- row level
+    def row_kind(self, node: BoundPredicate) -> IndexColumn | None:
+        if not isinstance(node, LEAF_TYPES):
+            return None
+        candidates = [
+            i
+            for i in self.indexes.get(node.column.name, ())
+            if i.kind.row_level and i.kind.answers(node)
+        ]
+        return max(candidates, key=lambda i: i.kind.precision, default=None)
+
+    def row_level_leaves(self, predicate: BoundPredicate) -> bool:
+        stack = [predicate]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, And | Or):
+                stack.extend(node.children)
+            elif self.row_kind(node) is not None:
+                return True
+        return False
+
+    def rows(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
+        """Row sets of the files at ``positions`` that may still match."""
+        return _RowWalk(self).run(predicate, positions)
+
+    def leaf_rows(self, node: BoundPredicate, positions: np.ndarray) -> RowSets:
+        positions = positions[self.leaf_mask(node)[positions]]
+        index = self.row_kind(node)
+        if index is None:
+            return dict.fromkeys(positions.tolist())
+        assert isinstance(node, LEAF_TYPES)
+        answers = index.kind.matching_rows(node, index.files, positions)
+        result: RowSets = {}
+        for position, rows in zip(positions.tolist(), answers, strict=True):
+            if rows is None or rows:
+                result[position] = rows
+        report = self._report(node)
+        report.ruled_out[index.kind.kind] += len(positions) - len(result)
+        return result
+
+
+class _RowWalk:
+    """AND/OR over row sets with an explicit stack; AND narrows as it goes."""
+
+    def __init__(self, run: _Run) -> None:
+        self.run = run
+
+    def run_order(self, children: Sequence[BoundPredicate]) -> list[BoundPredicate]:
+        # Children without bitmaps are free (their file masks are computed): first.
+        return sorted(children, key=lambda c: self.run.row_kind(c) is not None)
+
+    def run(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
+        # Frame: [node, candidate positions, pending children, accumulated row sets]
+        frames: list[list[object]] = []
+        result: RowSets | None = None
+
+        def push(node: BoundPredicate, candidates: np.ndarray) -> RowSets | None:
+            if isinstance(node, And | Or):
+                start: RowSets = dict.fromkeys(candidates.tolist()) if isinstance(node, And) else {}
+                frames.append([node, candidates, self.run_order(node.children), start])
+                return None
+            return self.run.leaf_rows(node, candidates)
+
+        result = push(predicate, positions)
+        while frames:
+            frame = frames[-1]
+            node, candidates, pending, acc = frame
+            assert isinstance(node, And | Or)
+            assert isinstance(acc, dict)
+            assert isinstance(pending, list)
+            assert isinstance(candidates, np.ndarray)
+            if result is not None:  # a child just finished
+                acc = _and(acc, result) if isinstance(node, And) else _or(acc, result)
+                frame[3] = acc
+                result = None
+            if not pending or (isinstance(node, And) and not acc):
+                frames.pop()
+                result = acc
+                continue
+            child = pending.pop(0)
+            if isinstance(node, And):
+                next_candidates = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
+            else:  # files already known to match entirely need no more OR branches
+                complete = [p for p, rows in acc.items() if rows is None]
+                next_candidates = np.setdiff1d(candidates, complete, assume_unique=True)
+            result = push(child, next_candidates)
+        assert result is not None
+        return result
+
+
+def _and(left: RowSets, right: RowSets) -> RowSets:
+    out: RowSets = {}
+    for position, rows in right.items():
+        if position not in left:
+            continue
+        mine = left[position]
+        both = rows if mine is None else (mine if rows is None else mine & rows)
+        if both is None or both:
+            out[position] = both
+    return out
+
+
+def _or(left: RowSets, right: RowSets) -> RowSets:
+    out = dict(left)
+    for position, rows in right.items():
+        if position not in out:
+            out[position] = rows
+        else:
+            mine = out[position]
+            out[position] = None if mine is None or rows is None else mine | rows
+    return out

@@ -1,0 +1,134 @@
+"""Index a bin of data files into one segment. Runs inside a Spark task (or
+directly, in tests); imports no Spark.
+
+Each file is read once, only its indexed columns. A column missing from a file
+is all NULL there (what Spark reads); a column whose type in the file cannot be
+cast safely to the table type, and a file that is not Parquet at all, get a null
+payload, which prune answers with "might match".
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from skipindex._types import to_physical
+from skipindex.indexes import kind_for
+from skipindex.indexes.base import IndexKind
+from skipindex.store.location import DataFile, TableLocation, locate
+from skipindex.store.manifest import IndexDef
+from skipindex.store.segments import segment_table, write_segment
+
+__all__ = ["IndexJob", "index_bins", "index_files"]
+
+
+@dataclass(frozen=True)
+class IndexJob:
+    """Everything a task needs, in plain picklable values (shipped by Spark)."""
+
+    uri: str
+    user_root: str
+    schema_b64: str
+    definitions: tuple[IndexDef, ...]
+    build_id: str
+
+    @property
+    def schema(self) -> pa.Schema:
+        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.schema_b64)))
+
+
+def index_bins(
+    job: IndexJob, bins: Iterator[tuple[int, list[DataFile]]]
+) -> Iterator[dict[str, Any]]:
+    """mapPartitions body: one segment per bin, yielding its description."""
+    location = locate(job.uri)
+    kinds = [kind_for(d, job.schema) for d in job.definitions]
+    for bin_id, files in bins:
+        started = time.perf_counter()
+        table, bytes_read = index_files(location, job.definitions, kinds, job.schema, files)
+        ref = write_segment(location, f"{job.build_id}-{bin_id:05d}", table)
+        yield {
+            **asdict(ref),
+            "bytes_read": bytes_read,
+            "seconds": time.perf_counter() - started,
+        }
+
+
+def index_files(
+    location: TableLocation,
+    definitions: Sequence[IndexDef],
+    kinds: Sequence[IndexKind],
+    schema: pa.Schema,
+    files: Sequence[DataFile],
+) -> tuple[pa.Table, int]:
+    """A segment table for ``files`` and the number of column bytes read."""
+    rows: list[dict[str, Any]] = []
+    payloads: dict[str, list[Any]] = {d.field: [] for d in definitions}
+    bytes_read = 0
+    for data_file in files:
+        row, file_payloads, read = _index_file(location, kinds, schema, data_file)
+        rows.append(row)
+        bytes_read += read
+        for definition, payload in zip(definitions, file_payloads, strict=True):
+            payloads[definition.field].append(payload)
+    typed = {
+        d.field: (k.payload_type(), payloads[d.field])
+        for d, k in zip(definitions, kinds, strict=True)
+    }
+    return segment_table(rows, typed), bytes_read
+
+
+def _index_file(
+    location: TableLocation, kinds: Sequence[IndexKind], schema: pa.Schema, data_file: DataFile
+) -> tuple[dict[str, Any], list[Any], int]:
+    row: dict[str, Any] = {
+        "path": data_file.path,
+        "size": data_file.size,
+        "mtime_ms": data_file.mtime_ms,
+        "num_rows": 0,
+        "row_group_rows": [],
+        "error": None,
+    }
+    try:
+        parquet = pq.ParquetFile(location.fs_path(data_file.path), filesystem=location.fs)
+        metadata = parquet.metadata
+        file_schema = parquet.schema_arrow
+        wanted = sorted({k.column for k in kinds} & set(file_schema.names))
+        table = parquet.read(columns=wanted) if wanted else None
+    except (pa.ArrowException, OSError) as exc:
+        row["error"] = f"not a readable Parquet file: {exc}"
+        return row, [None] * len(kinds), 0
+    row["num_rows"] = metadata.num_rows
+    row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    notes: list[str] = []
+    payloads = []
+    for kind in kinds:
+        column = _column(table, kind.column, schema.field(kind.column).type, metadata.num_rows)
+        if isinstance(column, str):
+            notes.append(column)
+            payloads.append(None)
+        else:
+            payloads.append(kind.build(column))
+    row["error"] = "; ".join(dict.fromkeys(notes)) or None
+    return row, payloads, int(table.nbytes) if table is not None else 0
+
+
+def _column(
+    table: pa.Table | None, name: str, table_type: pa.DataType, num_rows: int
+) -> pa.Array | str:
+    """The file's column as the table type in physical form, or why it cannot be."""
+    if table is None or name not in table.column_names:
+        return to_physical(pa.nulls(num_rows, table_type))
+    column = table.column(name)
+    if column.type != table_type:
+        try:
+            column = column.cast(table_type, safe=True)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return f"column '{name}' is {column.type} here, not {table_type}: not indexed"
+    return to_physical(column)

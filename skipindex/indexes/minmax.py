@@ -1,0 +1,218 @@
+"""Min-max statistics per file: min, max, null count, NaN count.
+
+Computed from the rows themselves, never from Parquet footers: Arrow leaves NaN
+out of footer min/max, and Spark orders NaN above every other value.
+Strings are kept as UTF-8 bytes truncated to ``MAX_STRING_BYTES``: a truncated
+min is a prefix (still a lower bound); a truncated max is rounded up to the next
+prefix, or dropped (null) when it cannot be, which means "no upper bound".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skipindex._types import Domain, physical_type, to_scalar
+from skipindex.expressions.nodes import BoundIn, BoundIsNull, BoundLeaf, Op
+from skipindex.indexes.base import FileBatch, IndexKind, IndexSpec
+
+__all__ = ["MinMax", "MinMaxKind"]
+
+MAX_STRING_BYTES = 64
+_FEW_VALUES = 16
+
+
+@dataclass(frozen=True)
+class MinMax(IndexSpec):
+    """Per-file min, max, null count and NaN count of a column."""
+
+    kind: ClassVar[str] = "minmax"
+
+
+class MinMaxKind(IndexKind):
+    kind = "minmax"
+    spec = MinMax
+    precision = 10
+
+    def _bound_type(self) -> pa.DataType:
+        if self.domain in (Domain.STRING, Domain.BINARY):
+            return pa.binary()
+        return physical_type(self.arrow_type)
+
+    def payload_type(self) -> pa.StructType:
+        bound = self._bound_type()
+        return pa.struct(
+            [
+                ("min", bound),
+                ("max", bound),
+                ("null_count", pa.int64()),
+                ("nan_count", pa.int64()),
+            ]
+        )
+
+    def build(self, values: pa.Array) -> dict[str, Any]:
+        null_count = values.null_count
+        nan_count = 0
+        if self.domain is Domain.FLOAT:
+            is_nan = pc.fill_null(pc.is_nan(values), False)
+            nan_count = int(pc.sum(is_nan).as_py() or 0)
+            if nan_count:
+                values = values.filter(pc.invert(is_nan))
+        if self.domain in (Domain.STRING, Domain.BINARY):
+            values = values.cast(pa.binary())
+        stats = pc.min_max(values)
+        low, high = stats["min"].as_py(), stats["max"].as_py()
+        if self.domain is Domain.FLOAT and low is not None:
+            low, high = low + 0.0, high + 0.0  # -0.0 -> 0.0
+        if isinstance(low, bytes):
+            low, high = low[:MAX_STRING_BYTES], _round_up(high)
+        return {"min": low, "max": high, "null_count": null_count, "nan_count": nan_count}
+
+    def answers(self, leaf: BoundLeaf) -> bool:
+        return leaf.column.name == self.column
+
+    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
+        stats = _Stats(files, self._bound_type())
+        verdict = _decide(leaf, stats, self.arrow_type)
+        return np.asarray(verdict | ~files.known(), dtype=bool)
+
+
+class _Stats:
+    """Per-file statistics as numpy arrays, with the bounds left in Arrow."""
+
+    def __init__(self, files: FileBatch, bound_type: pa.DataType) -> None:
+        payloads = files.payloads
+        self.rows = files.num_rows.astype(np.int64)
+        self.nulls = _ints(payloads.field("null_count"))
+        self.nans = _ints(payloads.field("nan_count"))
+        self.non_null = self.rows - self.nulls
+        self.regular = self.non_null - self.nans  # non-null, non-NaN values
+        self.min = payloads.field("min").cast(bound_type)
+        self.max = payloads.field("max").cast(bound_type)
+
+    def compare(self, bound: str, op: str, scalar: pa.Scalar, if_null: bool) -> np.ndarray:
+        array = self.min if bound == "min" else self.max
+        result = pc.fill_null(getattr(pc, op)(array, scalar), if_null)
+        return np.asarray(result.to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _decide(leaf: BoundLeaf, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+    if isinstance(leaf, BoundIsNull):
+        return (stats.non_null > 0) if leaf.negated else (stats.nulls > 0)
+    if isinstance(leaf, BoundIn):
+        if leaf.negated:
+            return _not_in(leaf, stats, arrow_type)
+        if len(leaf.values) <= _FEW_VALUES:
+            hits = np.zeros(len(stats.rows), dtype=bool)
+            for value in leaf.values:  # per literal, vectorised over files
+                hits |= _compare(Op.EQ, value, stats, arrow_type)
+            return hits
+        return _in_many(leaf.values, stats)
+    return _compare(leaf.op, leaf.value, stats, arrow_type)
+
+
+def _compare(op: Op, value: Any, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+    if isinstance(value, float) and math.isnan(value):
+        return _compare_nan(op, stats)
+    scalar = _scalar(value, arrow_type)
+    has_regular = stats.regular > 0
+    has_nan = stats.nans > 0
+    # A null max with regular values means "unbounded above" (an untruncatable string).
+    if op is Op.EQ:
+        return (
+            has_regular
+            & stats.compare("min", "less_equal", scalar, False)
+            & stats.compare("max", "greater_equal", scalar, True)
+        )
+    if op is Op.LT:
+        return has_regular & stats.compare("min", "less", scalar, False)
+    if op is Op.LE:
+        return has_regular & stats.compare("min", "less_equal", scalar, False)
+    if op is Op.GT:
+        return (has_regular & stats.compare("max", "greater", scalar, True)) | has_nan
+    if op is Op.GE:
+        return (has_regular & stats.compare("max", "greater_equal", scalar, True)) | has_nan
+    # NE: skip only a file whose every non-null value is exactly the literal.
+    only_value = stats.compare("min", "equal", scalar, False) & stats.compare(
+        "max", "equal", scalar, False
+    )
+    return (has_regular & ~only_value) | has_nan
+
+
+def _compare_nan(op: Op, stats: _Stats) -> np.ndarray:
+    """Comparisons with NaN, which Spark orders above every other value."""
+    has_nan, has_regular = stats.nans > 0, stats.regular > 0
+    return {
+        Op.EQ: has_nan,
+        Op.GE: has_nan,
+        Op.GT: np.zeros_like(has_nan),
+        Op.LT: has_regular,
+        Op.LE: has_regular | has_nan,
+        Op.NE: has_regular,
+    }[op]
+
+
+def _in_many(values: tuple[Any, ...], stats: _Stats) -> np.ndarray:
+    """IN with a long list: does any listed value fall in [min, max]? One
+    ``searchsorted`` per file bound instead of one pass over files per value."""
+    regular = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
+    hits = (stats.nans > 0) if len(regular) < len(values) else np.zeros(len(stats.rows), bool)
+    if not regular:
+        return hits
+    keys = np.array([v.encode("utf-8") if isinstance(v, str) else v for v in regular])
+    low_known = np.asarray(stats.min.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    high_known = np.asarray(stats.max.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    # Filter before to_numpy: an int64 array with nulls would come back as float64.
+    lows = stats.min.filter(low_known).to_numpy(zero_copy_only=False)
+    highs = stats.max.filter(high_known).to_numpy(zero_copy_only=False)
+    first = np.zeros(len(low_known), dtype=np.int64)
+    first[low_known] = np.searchsorted(keys, lows, side="left")
+    past = np.full(len(high_known), len(keys), dtype=np.int64)  # unknown max: unbounded
+    past[high_known] = np.searchsorted(keys, highs, side="right")
+    return hits | ((stats.regular > 0) & low_known & (past > first))
+
+
+def _not_in(leaf: BoundIn, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+    """NOT IN skips a file only when all its non-null values are in the list."""
+    nan_listed = any(isinstance(v, float) and math.isnan(v) for v in leaf.values)
+    regular_all_listed = stats.regular == 0
+    for value in leaf.values:
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        scalar = _scalar(value, arrow_type)
+        single = stats.compare("min", "equal", scalar, False) & stats.compare(
+            "max", "equal", scalar, False
+        )
+        regular_all_listed = regular_all_listed | single
+    nan_all_listed = (stats.nans == 0) | nan_listed
+    return (stats.non_null > 0) & ~(regular_all_listed & nan_all_listed)
+
+
+def _scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar:
+    if isinstance(value, str):
+        return pa.scalar(value.encode("utf-8"), pa.binary())
+    if isinstance(value, bytes):
+        return pa.scalar(value, pa.binary())
+    return to_scalar(value, arrow_type)
+
+
+def _ints(array: pa.Array) -> np.ndarray:
+    return np.asarray(pc.fill_null(array, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _round_up(high: bytes | None) -> bytes | None:
+    """The smallest MAX_STRING_BYTES-long prefix >= ``high``; None if unbounded."""
+    if high is None or len(high) <= MAX_STRING_BYTES:
+        return high
+    prefix = bytearray(high[:MAX_STRING_BYTES])
+    while prefix and prefix[-1] == 0xFF:
+        prefix.pop()
+    if not prefix:
+        return None
+    prefix[-1] += 1
+    return bytes(prefix)

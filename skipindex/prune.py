@@ -1,0 +1,184 @@
+"""``prune(path, where)``: the files that might hold matching rows. No Spark here.
+
+The table is listed (so new files are kept and deleted files never returned),
+the newest manifest is read, and only the segment columns the predicate needs
+are loaded. A listed file is *covered* when the index holds a row with the same
+path, size and mtime; every other file is kept.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skipindex.errors import IndexCorruptError
+from skipindex.evaluate import Evaluation, IndexColumn, LeafReport, evaluate
+from skipindex.expressions import prepare
+from skipindex.expressions.nodes import BoundPredicate
+from skipindex.indexes import kind_for
+from skipindex.indexes.base import FileBatch
+from skipindex.store.location import DataFile, TableLocation, locate
+from skipindex.store.manifest import Manifest, load_latest
+from skipindex.store.segments import read_segments
+
+__all__ = ["PruneResult", "prune"]
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """The outcome of :func:`prune`. ``files`` are full paths, ready for Spark."""
+
+    files: list[str]
+    total: int
+    predicate: str
+    bound: str
+    covered: int = 0
+    version: int | None = None
+    leaves: list[LeafReport] = field(default_factory=list, repr=False)
+    row_level_files: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    spark_schema: str | None = field(default=None, repr=False)  # for read()
+
+    @property
+    def kept(self) -> int:
+        return len(self.files)
+
+    @property
+    def skipped(self) -> int:
+        return self.total - self.kept
+
+    def explain(self) -> str:
+        """A human-readable account of what each index ruled out."""
+        lines = [
+            f"predicate: {self.predicate}",
+            f"as evaluated: {self.bound}",
+            f"index version: {self.version if self.version is not None else 'none'}",
+            f"files: {self.total} listed, {self.covered} covered by the index, "
+            f"{self.total - self.covered} not covered (always kept)",
+            f"kept {self.kept} of {self.total} files, skipped {self.skipped} "
+            f"({self.seconds * 1000:.1f} ms)",
+        ]
+        if self.row_level_files:
+            lines.append(f"row-level bitmaps evaluated on {self.row_level_files} files")
+        for leaf in self.leaves:
+            by_kind = ", ".join(f"{k} ruled out {n} files" for k, n in leaf.ruled_out.items())
+            detail = by_kind or leaf.note or f"answered by {', '.join(leaf.kinds)}: ruled out none"
+            lines.append(f"  {leaf.condition}: {detail}")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)
+
+
+def prune(path: str, where: Any, *, on_damaged: str = "raise") -> PruneResult:
+    """Files under ``path`` that might hold a row for which ``where`` is TRUE.
+
+    ``where`` is a Spark SQL boolean expression or a PySpark ``Column``.
+    ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
+    file instead of raising :class:`~skipindex.errors.IndexCorruptError`.
+    """
+    if on_damaged not in ("raise", "keep"):
+        raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
+    started = time.perf_counter()
+    location = locate(path)
+    listing = location.list_data_files()
+    try:
+        manifest = load_latest(location)
+        if manifest is None:
+            return _keep_all(location, listing, where, started, "table has no skipindex index")
+        return _prune(location, manifest, listing, where, started)
+    except IndexCorruptError as exc:
+        if on_damaged == "raise":
+            raise
+        warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
+        return _keep_all(location, listing, where, started, f"{exc}; kept every file")
+
+
+def _prune(
+    location: TableLocation,
+    manifest: Manifest,
+    listing: list[DataFile],
+    where: Any,
+    started: float,
+) -> PruneResult:
+    bound = prepare(where, manifest.arrow_schema)
+    columns = _columns(bound)
+    wanted = [d for d in manifest.indexes if d.column in columns]
+    segments = read_segments(location, manifest, [d.field for d in wanted])
+    covered, positions = _match(segments, listing)
+    indexes: dict[str, list[IndexColumn]] = defaultdict(list)
+    num_rows = segments.column("num_rows").to_numpy()
+    for definition in wanted:
+        payloads = segments.column(definition.field).combine_chunks()
+        kind = kind_for(definition, manifest.arrow_schema)
+        indexes[definition.column].append(IndexColumn(kind, FileBatch(num_rows, payloads)))
+    evaluation: Evaluation = evaluate(bound, num_rows, indexes)
+    keep = ~covered.copy()
+    keep[covered] = evaluation.might_match[positions[covered]]
+    files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
+    return PruneResult(
+        files=files,
+        total=len(listing),
+        predicate=_describe_where(where),
+        bound=str(bound),
+        covered=int(covered.sum()),
+        version=manifest.version,
+        leaves=evaluation.leaves,
+        row_level_files=evaluation.row_level_files,
+        seconds=time.perf_counter() - started,
+        spark_schema=manifest.spark_schema,
+    )
+
+
+def _match(segments: pa.Table, listing: list[DataFile]) -> tuple[np.ndarray, np.ndarray]:
+    """For each listed file: is it covered, and at which segment row."""
+    if not listing:
+        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
+    paths = pa.array([f.path for f in listing], pa.string())
+    positions = pc.index_in(paths, value_set=segments.column("path").combine_chunks())
+    found = np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    rows = np.asarray(pc.fill_null(positions, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    size = np.fromiter((f.size for f in listing), dtype=np.int64, count=len(listing))
+    mtime = np.fromiter((f.mtime_ms for f in listing), dtype=np.int64, count=len(listing))
+    same = (
+        found
+        & (segments.column("size").to_numpy()[rows] == size)
+        & (segments.column("mtime_ms").to_numpy()[rows] == mtime)
+    )
+    return same, rows
+
+
+def _columns(predicate: BoundPredicate) -> set[str]:
+    names: set[str] = set()
+    stack: list[Any] = [predicate]
+    while stack:
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is not None:
+            stack.extend(children)
+        elif hasattr(node, "column"):
+            names.add(node.column.name)
+    return names
+
+
+def _keep_all(
+    location: TableLocation, listing: list[DataFile], where: Any, started: float, why: str
+) -> PruneResult:
+    return PruneResult(
+        files=[location.user_path(f.path) for f in listing],
+        total=len(listing),
+        predicate=_describe_where(where),
+        bound="(not evaluated)",
+        seconds=time.perf_counter() - started,
+        warnings=[why],
+    )
+
+
+def _describe_where(where: Any) -> str:
+    return where if isinstance(where, str) else str(where)

@@ -1,0 +1,205 @@
+"""Versioned manifests: ``_skipindex/v<N>.json``, validated, created never overwritten.
+
+A commit writes the whole manifest to a temporary name, then links it to
+``v<N>.json`` only if that name does not exist yet. Readers take the highest N,
+so they always see a complete version; a build that loses a race sees the link
+fail and re-plans on top of the winner (see :func:`commit`).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+import os
+import re
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, replace
+from importlib import resources
+from typing import Any
+
+import jsonschema
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from skipindex.errors import ConflictError, IndexCorruptError, IndexFormatVersionError
+from skipindex.store.location import TableLocation
+
+__all__ = ["FORMAT_VERSION", "IndexDef", "Manifest", "SegmentRef", "commit", "load_latest"]
+
+FORMAT_VERSION = 1
+_MANIFEST_NAME = re.compile(r"^v(\d+)\.json$")
+
+
+@dataclass(frozen=True)
+class IndexDef:
+    """One index definition: which kind on which column, and its segment field."""
+
+    id: int
+    column: str
+    kind: str
+    params: dict[str, Any]
+    arrow_type: str
+    field: str
+
+    def same_definition(self, column: str, kind: str, params: dict[str, Any]) -> bool:
+        return (self.column, self.kind, self.params) == (column, kind, params)
+
+
+@dataclass(frozen=True)
+class SegmentRef:
+    path: str  # relative to _skipindex/
+    files: int
+    rows: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: int
+    arrow_schema: pa.Schema
+    indexes: tuple[IndexDef, ...]
+    segments: tuple[SegmentRef, ...]
+    next_index_id: int
+    spark_schema: str | None = None
+    partition_columns: tuple[str, ...] = ()
+    created_ms: int = 0
+    build: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        schema_bytes = self.arrow_schema.serialize().to_pybytes()
+        return {
+            "format": "skipindex-manifest",
+            "format_version": FORMAT_VERSION,
+            "version": self.version,
+            "created_ms": self.created_ms,
+            "table": {
+                "arrow_schema": base64.b64encode(schema_bytes).decode("ascii"),
+                "spark_schema": self.spark_schema,
+                "partition_columns": list(self.partition_columns),
+            },
+            "indexes": [asdict(d) for d in self.indexes],
+            "next_index_id": self.next_index_id,
+            "segments": [asdict(s) for s in self.segments],
+            "build": self.build,
+        }
+
+    @classmethod
+    def from_json(cls, doc: Any, source: str) -> Manifest:
+        version = doc.get("format_version") if isinstance(doc, dict) else None
+        if isinstance(version, int) and version > FORMAT_VERSION:
+            raise IndexFormatVersionError(
+                f"{source} was written by a newer skipindex (format version "
+                f"{version}, this one reads up to {FORMAT_VERSION}): upgrade skipindex to read it"
+            )
+        try:
+            _validator().validate(doc)
+        except jsonschema.ValidationError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
+            raise IndexCorruptError(
+                f"{source} fails the manifest schema at {where}: {exc.message}"
+            ) from exc
+        try:
+            schema_bytes = base64.b64decode(doc["table"]["arrow_schema"], validate=True)
+            arrow_schema = pa.ipc.read_schema(pa.py_buffer(schema_bytes))
+        except Exception as exc:  # binascii.Error, ArrowInvalid: both mean a damaged file
+            raise IndexCorruptError(f"{source} has an unreadable table schema: {exc}") from exc
+        return cls(
+            version=doc["version"],
+            arrow_schema=arrow_schema,
+            indexes=tuple(IndexDef(**d) for d in doc["indexes"]),
+            segments=tuple(SegmentRef(**s) for s in doc["segments"]),
+            next_index_id=doc["next_index_id"],
+            spark_schema=doc["table"].get("spark_schema"),
+            partition_columns=tuple(doc["table"]["partition_columns"]),
+            created_ms=doc["created_ms"],
+            build=doc.get("build", {}),
+        )
+
+
+@functools.cache
+def _validator() -> Any:
+    text = resources.files("skipindex").joinpath("schemas/manifest.schema.json").read_text()
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def manifest_versions(location: TableLocation) -> list[int]:
+    """Committed version numbers, ascending (empty when there is no index)."""
+    selector = pafs.FileSelector(location.index_dir, allow_not_found=True)
+    versions = []
+    for entry in location.fs.get_file_info(selector):
+        match = _MANIFEST_NAME.match(entry.base_name)
+        if match and entry.type == pafs.FileType.File:
+            versions.append(int(match.group(1)))
+    return sorted(versions)
+
+
+def manifest_path(location: TableLocation, version: int) -> str:
+    return f"{location.index_dir}/v{version}.json"
+
+
+def load_version(location: TableLocation, version: int) -> Manifest:
+    path = manifest_path(location, version)
+    try:
+        with location.fs.open_input_stream(path) as stream:
+            raw = stream.read()
+    except FileNotFoundError as exc:
+        raise IndexCorruptError(f"manifest {path} disappeared while reading it") from exc
+    try:
+        doc = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexCorruptError(f"manifest {path} is not valid JSON: {exc}") from exc
+    manifest = Manifest.from_json(doc, path)
+    if manifest.version != version:
+        raise IndexCorruptError(f"manifest {path} says it is version {manifest.version}")
+    return manifest
+
+
+def load_latest(location: TableLocation) -> Manifest | None:
+    """The newest committed manifest, or None when the table has no index."""
+    versions = manifest_versions(location)
+    return load_version(location, versions[-1]) if versions else None
+
+
+def commit(location: TableLocation, manifest: Manifest) -> Manifest:
+    """Write ``manifest`` as ``v<manifest.version>.json`` iff no such version exists.
+
+    Raises ConflictError when another writer committed that version first.
+    """
+    stamped = replace(manifest, created_ms=int(time.time() * 1000))
+    doc = stamped.to_json()
+    _validator().validate(doc)  # never write what we would refuse to read
+    payload = json.dumps(doc, indent=1, sort_keys=True).encode("utf-8")
+    final = manifest_path(location, stamped.version)
+    tmp = f"{location.index_dir}/.tmp-{uuid.uuid4().hex}.json"
+    location.fs.create_dir(location.index_dir, recursive=True)
+    with location.fs.open_output_stream(tmp) as out:
+        out.write(payload)
+    try:
+        _publish(location, tmp, final)
+    finally:
+        if _exists(location, tmp):
+            location.fs.delete_file(tmp)
+    return stamped
+
+
+def _publish(location: TableLocation, tmp: str, final: str) -> None:
+    if isinstance(location.fs, pafs.LocalFileSystem):
+        try:
+            os.link(tmp, final)  # atomic create-if-absent, content complete
+        except FileExistsError as exc:
+            raise ConflictError(f"another build committed {final} first") from exc
+        return
+    # Object stores offer no portable create-if-absent through pyarrow.fs: check
+    # then move. The window is small; concurrent builds on object stores should
+    # be serialised by the scheduler (documented in README).
+    if _exists(location, final):
+        raise ConflictError(f"another build committed {final} first")
+    location.fs.move(tmp, final)
+
+
+def _exists(location: TableLocation, path: str) -> bool:
+    return bool(location.fs.get_file_info(path).type != pafs.FileType.NotFound)

@@ -1,0 +1,129 @@
+"""Removing what no current version needs, and never what a live build needs.
+
+A build announces itself with ``_skipindex/_inflight/<build_id>.json`` (host,
+pid, start time) while it writes segments. Cleanup keeps the newest
+``KEEP_VERSIONS`` manifests and every segment they name, and deletes other
+segments only when the build that wrote them is no longer alive: its marker is
+gone, or names a dead process on this host, or is older than ``STALE_AFTER_MS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+
+import pyarrow.fs as pafs
+
+from skipindex.errors import IndexCorruptError
+from skipindex.store.location import TableLocation
+from skipindex.store.manifest import load_version, manifest_path, manifest_versions
+
+__all__ = ["collect", "delete_segments", "in_flight", "new_build_id"]
+
+KEEP_VERSIONS = 2  # the newest, and the one a concurrent reader may still be reading
+STALE_AFTER_MS = 6 * 3600 * 1000
+_TMP_GRACE_MS = 3600 * 1000
+
+
+def new_build_id() -> str:
+    """``<ms>-<random>``: segment names start with it, so cleanup can tell who wrote them."""
+    return f"{_now_ms():013d}-{uuid.uuid4().hex[:12]}"
+
+
+def _marker_dir(location: TableLocation) -> str:
+    return f"{location.index_dir}/_inflight"
+
+
+@contextmanager
+def in_flight(location: TableLocation, build_id: str) -> Iterator[None]:
+    """Mark ``build_id`` as running for the duration of the block."""
+    location.fs.create_dir(_marker_dir(location), recursive=True)
+    marker = f"{_marker_dir(location)}/{build_id}.json"
+    body = {"host": socket.gethostname(), "pid": os.getpid(), "started_ms": _now_ms()}
+    with location.fs.open_output_stream(marker) as out:
+        out.write(json.dumps(body).encode())
+    try:
+        yield
+    finally:
+        _delete(location, [marker])
+
+
+def collect(location: TableLocation) -> list[str]:
+    """Delete superseded manifests, unreferenced segments of dead builds and
+    stale temporary files. Returns what was deleted."""
+    versions = manifest_versions(location)
+    retained = versions[-KEEP_VERSIONS:]
+    try:
+        referenced = {
+            f"{location.index_dir}/{s.path}"
+            for v in retained
+            for s in load_version(location, v).segments
+        }
+    except IndexCorruptError:
+        return []  # never delete on the word of a manifest we cannot read
+    live = _live_builds(location)
+    doomed = [manifest_path(location, v) for v in versions if v not in retained]
+    selector = pafs.FileSelector(f"{location.index_dir}/segments", allow_not_found=True)
+    for entry in location.fs.get_file_info(selector):
+        build = "-".join(entry.base_name.split("-")[:2])
+        if entry.path not in referenced and build not in live:
+            doomed.append(entry.path)
+    now = _now_ms()
+    doomed.extend(
+        entry.path
+        for entry in location.fs.get_file_info(pafs.FileSelector(location.index_dir))
+        if entry.base_name.startswith(".tmp-") and now - entry.mtime_ns // 10**6 > _TMP_GRACE_MS
+    )
+    _delete(location, doomed)
+    return doomed
+
+
+def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:
+    _delete(location, [f"{location.index_dir}/{r}" for r in relative])
+
+
+def _live_builds(location: TableLocation) -> set[str]:
+    host, now = socket.gethostname(), _now_ms()
+    live, dead = set(), []
+    selector = pafs.FileSelector(_marker_dir(location), allow_not_found=True)
+    for entry in location.fs.get_file_info(selector):
+        build = entry.base_name.removesuffix(".json")
+        try:
+            with location.fs.open_input_stream(entry.path) as stream:
+                body = json.loads(stream.read())
+            alive = now - int(body["started_ms"]) < STALE_AFTER_MS and (
+                body["host"] != host or _pid_alive(int(body["pid"]))
+            )
+        except (OSError, ValueError, KeyError, TypeError):
+            alive = now - entry.mtime_ns // 10**6 < STALE_AFTER_MS  # half-written marker
+        if alive:
+            live.add(build)
+        else:
+            dead.append(entry.path)
+    _delete(location, dead)
+    return live
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _delete(location: TableLocation, paths: Iterable[str]) -> None:
+    for path in paths:
+        with suppress(FileNotFoundError):
+            location.fs.delete_file(path)
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
