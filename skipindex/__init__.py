@@ -1,1 +1,57 @@
-"""skipindex: file-level secondary indexes for data skipping on Parquet lakes."""
+"""skipindex: file-level secondary indexes for data skipping on Parquet lakes.
+
+Build indexes with Spark (:func:`build_index`), then ask :func:`prune` which
+files can hold matching rows, without Spark::
+
+    import skipindex as si
+    si.build_index("/lake/lineitem", [si.MinMax("l_shipdate"), si.Bloom("l_partkey")])
+    si.prune("/lake/lineitem", "l_partkey = 4242").files
+"""
+
+from __future__ import annotations
+
+from skipindex.build import BuildReport, build_index
+from skipindex.describe import Description, describe
+from skipindex.drop import drop_index
+from skipindex.errors import (
+    ConflictError,
+    IndexCorruptError,
+    IndexFormatVersionError,
+    IndexNotFoundError,
+    InvalidPredicateError,
+    InvalidSpecError,
+    NotATableError,
+    SkipIndexError,
+    UnknownColumnError,
+    UnsupportedTypeError,
+)
+from skipindex.indexes.bloom import Bloom
+from skipindex.indexes.minmax import MinMax
+from skipindex.prune import PruneResult, prune
+from skipindex.read import read
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Bloom",
+    "BuildReport",
+    "ConflictError",
+    "Description",
+    "IndexCorruptError",
+    "IndexFormatVersionError",
+    "IndexNotFoundError",
+    "InvalidPredicateError",
+    "InvalidSpecError",
+    "MinMax",
+    "NotATableError",
+    "PruneResult",
+    "SkipIndexError",
+    "UnknownColumnError",
+    "UnsupportedTypeError",
+    "__version__",
+    "build_index",
+    "describe",
+    "drop_index",
+    "prune",
+    "read",
+]

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from skipindex.errors import UnknownColumnError
 from skipindex.indexes.base import IndexKind, IndexSpec
+from skipindex.indexes.bloom import BloomKind
 from skipindex.indexes.minmax import MinMaxKind
 
 if TYPE_CHECKING:
