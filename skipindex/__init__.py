@@ -25,18 +25,23 @@ from skipindex.errors import (
     UnknownColumnError,
     UnsupportedTypeError,
 )
+from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
 from skipindex.indexes.bloom import Bloom
+from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
+from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.prune import PruneResult, prune
 from skipindex.read import read
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BitSlicedBitmap",
     "Bloom",
     "BuildReport",
     "ConflictError",
     "Description",
+    "EqualityBitmap",
     "IndexCorruptError",
     "IndexFormatVersionError",
     "IndexNotFoundError",
@@ -45,6 +50,7 @@ __all__ = [
     "MinMax",
     "NotATableError",
     "PruneResult",
+    "RangeBitmap",
     "SkipIndexError",
     "UnknownColumnError",
     "UnsupportedTypeError",

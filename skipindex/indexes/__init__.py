@@ -6,25 +6,35 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
-from skipindex.errors import UnknownColumnError
+from skipindex.errors import IndexFormatVersionError, UnknownColumnError
 from skipindex.indexes.base import IndexKind, IndexSpec
+from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmapKind
 from skipindex.indexes.bloom import BloomKind
+from skipindex.indexes.equality_bitmap import EqualityBitmapKind
 from skipindex.indexes.minmax import MinMaxKind
+from skipindex.indexes.range_bitmap import RangeBitmapKind
 
 if TYPE_CHECKING:
     from skipindex.store.manifest import IndexDef
 
 __all__ = ["KINDS", "IndexKind", "IndexSpec", "kind_for"]
 
-KINDS: dict[str, type[IndexKind]] = {kind.kind: kind for kind in (MinMaxKind,)}
+KINDS: dict[str, type[IndexKind]] = {
+    kind.kind: kind
+    for kind in (
+        MinMaxKind,
+        BloomKind,
+        EqualityBitmapKind,
+        RangeBitmapKind,
+        BitSlicedBitmapKind,
+    )
+}
 
 
 def kind_for(definition: IndexDef, schema: pa.Schema) -> IndexKind:
     """Instantiate the kind of ``definition`` for its column's type in ``schema``."""
     kind = KINDS.get(definition.kind)
     if kind is None:
-        from skipindex.errors import IndexFormatVersionError
-
         raise IndexFormatVersionError(
             f"unknown index kind '{definition.kind}' on column '{definition.column}': "
             "the index was written by a newer skipindex"

@@ -42,6 +42,8 @@ class MinMaxKind(IndexKind):
     def _bound_type(self) -> pa.DataType:
         if self.domain in (Domain.STRING, Domain.BINARY):
             return pa.binary()
+        if pa.types.is_decimal32(self.arrow_type) or pa.types.is_decimal64(self.arrow_type):
+            return pa.decimal128(self.arrow_type.precision, self.arrow_type.scale)
         return physical_type(self.arrow_type)
 
     def payload_type(self) -> pa.StructType:
@@ -65,6 +67,8 @@ class MinMaxKind(IndexKind):
                 values = values.filter(pc.invert(is_nan))
         if self.domain in (Domain.STRING, Domain.BINARY):
             values = values.cast(pa.binary())
+        if pa.types.is_decimal32(values.type) or pa.types.is_decimal64(values.type):
+            values = values.cast(self._bound_type())  # min_max has no kernel for these
         stats = pc.min_max(values)
         low, high = stats["min"].as_py(), stats["max"].as_py()
         if self.domain is Domain.FLOAT and low is not None:
@@ -78,7 +82,12 @@ class MinMaxKind(IndexKind):
 
     def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
         stats = _Stats(files, self._bound_type())
-        verdict = _decide(leaf, stats, self.arrow_type)
+        try:
+            verdict = _decide(leaf, stats, self.arrow_type)
+        except (pa.ArrowInvalid, OverflowError):
+            # A literal the column type cannot hold; bind() normally folds these
+            # away, and here "might match" is always a safe answer.
+            return np.ones(len(files), dtype=bool)
         return np.asarray(verdict | ~files.known(), dtype=bool)
 
 

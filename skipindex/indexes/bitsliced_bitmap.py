@@ -1,0 +1,205 @@
+"""Bit-sliced range-encoded bitmaps over integer value codes, evaluated with
+RangeEval-Opt (Chan & Ioannidis, "Bitmap index design and evaluation", SIGMOD
+1998 / "An efficient bitmap encoding scheme for selection queries", 1999;
+O'Neil & Quass, "Improved query performance with variant indexes", 1997).
+
+Every non-null row gets an integer code in ``0..K-1`` of width ``m`` bits.
+Slice ``B_i`` = the non-null rows whose code has bit i == 0 (range encoding
+of one base-2 digit); null rows are in no slice (as if their code were all
+ones), so every result of RangeEval-Opt already excludes them.
+
+Codes:
+
+* integer-valued domains (INT, DATE, TIMESTAMP, DECIMAL as unscaled integers):
+  ``code = value - min`` with ``min`` stored; no values list, which keeps the
+  payload well under the column's own Parquet size (60k random keys in
+  1..200000: 18 slices of ~8 KB). Chosen when the extra slices cost less than
+  the values list rank codes would need (``value - min`` then spans ``2**m``
+  codes, most of them empty, which costs nothing at query time);
+* otherwise (strings, binary, floats, booleans, sparse wide integer ranges):
+  ``code`` = rank among the file's sorted distinct values, stored as ``values``.
+
+A literal maps to a code boundary by arithmetic or searchsorted, so a literal
+absent from the file still gives an exact range. ``code <= c`` costs about m
+bitmap operations; ``=``, ``!=``, ranges, BETWEEN, IN and NOT IN are unions and
+differences of at most two such results per (merged) range of codes.
+
+Payload per file (struct): ``min`` (physical type; set with offset codes),
+``values`` (list of the physical type; set with rank codes), ``slices``
+(list<binary>, B_0 .. B_{m-1}), ``nulls`` (binary, null when there are none).
+Exact for every comparison, [NOT] IN and IS [NOT] NULL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import BitMap
+
+from skipindex._types import Domain
+from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
+from skipindex.indexes._bitmaps import (
+    BitmapKind,
+    Encoded,
+    FilePayload,
+    Ranked,
+    Searcher,
+    SortedValues,
+    bitmap_of,
+    cover,
+    floor_ceil,
+    list_value,
+    rank_values,
+    select_ranges,
+    split_nulls,
+    to_bytes,
+)
+from skipindex.indexes.base import IndexSpec
+
+__all__ = ["BitSlicedBitmap", "BitSlicedBitmapKind"]
+
+MAX_SPAN = 2**62
+# Domains whose values are integers (decimals: unscaled) so codes can be value - min.
+INTEGRAL = frozenset({Domain.INT, Domain.DATE, Domain.TIMESTAMP, Domain.DECIMAL})
+
+
+class OffsetCodes:
+    """Codes ``value - minimum`` over ``size`` consecutive integers (decimals
+    unscaled): a literal maps to a code by arithmetic, no values list needed."""
+
+    def __init__(self, minimum: int, size: int, scale: int = 0) -> None:
+        self.size = size
+        self._minimum = minimum
+        self._scale = scale
+
+    def lt(self, value: BoundValue) -> int:
+        return self._clamp(floor_ceil(value, self._scale)[1] - self._minimum)
+
+    def le(self, value: BoundValue) -> int:
+        return self._clamp(floor_ceil(value, self._scale)[0] - self._minimum + 1)
+
+    def _clamp(self, count: float) -> int:
+        return int(min(max(count, 0), self.size))
+
+
+def _rank_codes(ranked: Ranked) -> np.ndarray:
+    """Each non-null row's rank among the distinct values."""
+    codes = np.empty(len(ranked.order), dtype=np.int64)
+    codes[ranked.order] = np.repeat(np.arange(len(ranked.distinct)), np.diff(ranked.starts))
+    return codes
+
+
+@dataclass(frozen=True)
+class BitSlicedBitmap(IndexSpec):
+    """Base-2 bit-sliced range-encoded bitmaps (about log2(cardinality) bitmaps)."""
+
+    kind: ClassVar[str] = "bitsliced_bitmap"
+
+
+class BitSlicedBitmapKind(BitmapKind):
+    kind = "bitsliced_bitmap"
+    spec = BitSlicedBitmap
+    precision = 30
+
+    def payload_type(self) -> pa.StructType:
+        value = self.value_type()
+        return pa.struct(
+            [
+                ("min", value),
+                ("values", pa.list_(value)),
+                ("slices", pa.list_(pa.binary())),
+                ("nulls", pa.binary()),
+            ]
+        )
+
+    def build(self, values: pa.Array) -> dict[str, Any]:
+        col = split_nulls(values, self.domain)
+        minimum, distinct, codes = self._offset_codes(col)
+        if codes is None:
+            ranked = rank_values(col)
+            distinct, codes = list_value(ranked.distinct), _rank_codes(ranked)
+            top = len(ranked.distinct) - 1
+        else:
+            top = int(codes.max())
+        slices = [
+            to_bytes(bitmap_of(col.positions[(codes & (1 << i)) == 0]))
+            for i in range(max(top, 0).bit_length())
+        ]
+        return {
+            "min": minimum,
+            "values": distinct,
+            "slices": slices,
+            "nulls": to_bytes(bitmap_of(col.nulls)) if len(col.nulls) else None,
+        }
+
+    def _offset_codes(self, col: Encoded) -> tuple[Any, Any, np.ndarray | None]:
+        """``(min, None, value - min)`` when offset codes pay off, else no codes."""
+        keys = col.keys
+        if self.domain not in INTEGRAL or keys is None or len(keys) == 0:
+            return None, None, None
+        low_at = int(np.argmin(keys))
+        low = keys[low_at]
+        span = int(keys.max()) - int(low)
+        if span >= MAX_SPAN:
+            return None, None, None
+        if keys.dtype == np.uint64:  # every value >= low: no wrap-around
+            codes = (keys - low).astype(np.int64)
+        else:  # widen first: int8 [-98, 30] spans 128
+            codes = keys.astype(np.int64) - np.int64(low)
+        n = len(keys)
+        if span >= n:  # offset codes need more slices than ranks: weigh the values list
+            distinct = (
+                int(np.count_nonzero(np.bincount(codes))) if span < 4 * n else len(np.unique(codes))
+            )
+            width = col.valid.type.byte_width
+            extra = span.bit_length() - (distinct - 1).bit_length()
+            if extra * n / 8 > distinct * width:
+                return None, None, None
+        minimum = col.valid[low_at].as_py() if self.domain is Domain.DECIMAL else int(low)
+        return minimum, None, codes
+
+    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
+        slices = file.values("slices")
+        m = 0 if slices is None else len(slices)
+        values = file.values("values")
+        codes: Searcher
+        if values is not None:
+            codes = SortedValues(values, self.domain)
+            k = len(values)
+        else:
+            minimum = file.scalar("min")
+            if minimum is None:  # defensive: neither coding is stored
+                return file.nonnull.copy()
+            scale = getattr(self.arrow_type, "scale", 0) if self.domain is Domain.DECIMAL else 0
+            k = 1 << m
+            codes = OffsetCodes(int(floor_ceil(minimum, scale)[0]), k, scale)
+
+        def at_most(c: int) -> BitMap:
+            """RangeEval-Opt: the non-null rows with code <= c."""
+            if c < 0:
+                return BitMap()
+            if c >= (1 << m) - 1:
+                return file.nonnull
+            result: BitMap | None = None  # None = every row (only 1-bits seen so far)
+            for i in range(m):
+                bit_slice = file.bitmap("slices", i)
+                if (c >> i) & 1:
+                    if result is not None:
+                        result |= bit_slice
+                elif result is None:
+                    result = bit_slice.copy()
+                else:
+                    result &= bit_slice
+            assert result is not None  # c < 2**m - 1 has a 0 bit
+            return result
+
+        def between(a: int, b: int) -> list[BitMap]:
+            if b == k:
+                return [file.nonnull - at_most(a - 1)]
+            return [at_most(b - 1) - at_most(a - 1)]
+
+        ranges = select_ranges(leaf, codes, codes, k)
+        return cover(ranges, k, between, file, lambda a, b: 1)
