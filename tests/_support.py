@@ -1,0 +1,216 @@
+"""Test support: random tables split over files, random predicates, and oracles
+that say which files really hold a matching row (Spark and DuckDB)."""
+
+from __future__ import annotations
+
+import math
+import os
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from hypothesis import strategies as st
+
+NAN, INF = float("nan"), float("inf")
+
+SCHEMA = pa.schema(
+    [
+        ("i", pa.int64()),
+        ("n", pa.int32()),
+        ("dec", pa.decimal128(9, 2)),
+        ("f", pa.float64()),
+        ("g", pa.float32()),
+        ("s", pa.string()),
+        ("dt", pa.date32()),
+        ("ts", pa.timestamp("us", tz="UTC")),
+        ("b", pa.bool_()),
+    ]
+)
+
+# Small pools so that equal values, ties at bounds and absent literals all occur.
+POOLS: dict[str, list[Any]] = {
+    "i": [-3, -1, 0, 1, 2, 3, 7, 2**62, -(2**62)],
+    "n": [-2, 0, 1, 2, 5, 2**31 - 1],
+    "dec": [Decimal(v) for v in ("-1.50", "0.00", "0.10", "1.25", "1.50", "99.99")],
+    "f": [0.0, -0.0, 1.5, -1.5, 2.0, NAN, INF, -INF, 1e300],
+    "g": [0.0, -0.0, 0.5, 1.5, NAN, INF, -2.25],
+    "s": ["", "a", "ab", "b", "B", "é", "zz", "日本", "a" * 70 + "x", "a" * 70 + "y"],
+    "dt": [date(1970, 1, 1), date(1999, 12, 31), date(2000, 1, 1), date(2024, 2, 29)],
+    "ts": [
+        datetime(1970, 1, 1, tzinfo=UTC),
+        datetime(2000, 1, 1, 12, 0, 0, 123456, tzinfo=UTC),
+        datetime(2000, 1, 1, 12, 0, 1, tzinfo=UTC),
+        datetime(2024, 6, 30, 23, 59, 59, tzinfo=UTC),
+    ],
+    "b": [True, False],
+}
+# Literals the data never holds, to probe gaps between values and beyond the ends.
+ABSENT: dict[str, list[Any]] = {
+    "i": [-100, 4, 10**12],
+    "n": [-7, 3],
+    "dec": [Decimal("0.05"), Decimal("2.00"), Decimal("-9.99")],
+    "f": [0.75, -3.0, 5e299],
+    "g": [0.25, 3.0],
+    "s": ["aa", "c", "ä", "a" * 70, "a" * 71, "zzz"],
+    "dt": [date(1985, 5, 5), date(2030, 1, 1)],
+    "ts": [datetime(2000, 1, 1, 12, 0, 0, 123457, tzinfo=UTC), datetime(1990, 1, 1, tzinfo=UTC)],
+    "b": [],
+}
+
+
+def column_values(name: str) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), st.sampled_from(POOLS[name]))
+
+
+@st.composite
+def files_strategy(draw: st.DrawFn, columns: tuple[str, ...] = tuple(SCHEMA.names)) -> list[pa.Table]:
+    """1-6 files of 0-8 rows; a file may lack some columns entirely."""
+    tables = []
+    for number in range(draw(st.integers(1, 6))):
+        rows = draw(st.integers(0, 8))
+        # ~10% of columns missing from later files; the first file defines the schema.
+        present = [c for c in columns if number == 0 or draw(st.integers(0, 9)) > 0]
+        present = present or [columns[-1]]  # DuckDB cannot read a file with no columns
+        arrays = [
+            pa.array([draw(column_values(c)) for _ in range(rows)], type=SCHEMA.field(c).type)
+            for c in present
+        ]
+        tables.append(pa.Table.from_arrays(arrays, schema=pa.schema([SCHEMA.field(c) for c in present])))
+    return tables
+
+
+def write_files(root: Path, tables: list[pa.Table]) -> list[Path]:
+    root.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number, table in enumerate(tables):
+        path = root / f"part-{number:03d}.parquet"
+        pq.write_table(table, path, row_group_size=3)
+        paths.append(path)
+    return paths
+
+
+# ------------------------------------------------------------------ predicates
+
+
+def sql_literal(value: Any, column: str) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "CAST('NaN' AS DOUBLE)"
+        if math.isinf(value):
+            return f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)"
+        if value == 0 and math.copysign(1, value) < 0:
+            return "CAST('-0.0' AS DOUBLE)"
+        return repr(value) if "e" in repr(value) else f"{value!r}"
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, datetime):
+        return f"TIMESTAMP '{value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=' ')}'"
+    if isinstance(value, date):
+        return f"DATE '{value.isoformat()}'"
+    return str(value)
+
+
+def literal_strategy(column: str) -> st.SearchStrategy[str]:
+    values = POOLS[column] + ABSENT[column]
+    plain = st.sampled_from(values).map(lambda v: sql_literal(v, column))
+    extra: list[st.SearchStrategy[str]] = [plain]
+    if column in ("i", "n"):
+        extra.append(st.sampled_from(["2.5", "-0.5", "1.0", "3.00"]))  # decimal vs int column
+    if column == "dec":
+        extra.append(st.sampled_from(["1", "0", "1.255", "1.5"]))  # int / finer decimal
+    if column == "ts":
+        extra.append(st.sampled_from(["DATE '2000-01-01'", "DATE '1970-01-01'"]))
+    if column == "dt":
+        extra.append(st.sampled_from(["'2000-01-01'"]))  # string cast to date
+    return st.one_of(*extra)
+
+
+OPS = ["=", "!=", "<", "<=", ">", ">=", "<>"]
+
+
+def leaf_strategy(columns: tuple[str, ...]) -> st.SearchStrategy[str]:
+    column = st.sampled_from(columns)
+
+    def leaves(name: str) -> st.SearchStrategy[str]:
+        literal = literal_strategy(name)
+        return st.one_of(
+            st.tuples(st.sampled_from(OPS), literal).map(lambda t: f"{name} {t[0]} {t[1]}"),
+            st.tuples(literal, literal).map(lambda t: f"{name} BETWEEN {t[0]} AND {t[1]}"),
+            st.lists(literal, min_size=1, max_size=4).map(lambda v: f"{name} IN ({', '.join(v)})"),
+            st.lists(literal, min_size=1, max_size=3).map(
+                lambda v: f"{name} NOT IN ({', '.join(v)})"
+            ),
+            st.sampled_from([f"{name} IS NULL", f"{name} IS NOT NULL"]),
+        )
+
+    return column.flatmap(leaves)
+
+
+def predicate_strategy(columns: tuple[str, ...] = tuple(SCHEMA.names)) -> st.SearchStrategy[str]:
+    return st.recursive(
+        leaf_strategy(columns),
+        lambda inner: st.one_of(
+            st.tuples(inner, inner).map(lambda t: f"({t[0]} AND {t[1]})"),
+            st.tuples(inner, inner).map(lambda t: f"({t[0]} OR {t[1]})"),
+            inner.map(lambda p: f"NOT ({p})"),
+        ),
+        max_leaves=5,
+    )
+
+
+# -------------------------------------------------------------------- oracles
+
+
+def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -> list[set[str]]:
+    """For each predicate, the names of the files where Spark finds a TRUE row."""
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.types import StructType
+
+    schema = StructType.fromJson(_spark_schema_json())
+    frame = spark.read.schema(schema).parquet(*[str(p) for p in paths])
+    flags = [F.max(F.when(F.expr(p), 1).otherwise(0)).alias(f"p{i}") for i, p in enumerate(predicates)]
+    rows = frame.groupBy(F.input_file_name().alias("file")).agg(*flags).collect()
+    return [
+        {os.path.basename(r["file"]) for r in rows if r[f"p{i}"] == 1} for i in range(len(predicates))
+    ]
+
+
+def duckdb_matching_files(paths: list[Path], predicates: list[str]) -> list[set[str]]:
+    """The same with DuckDB (only where its semantics agree with Spark's)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    files = ", ".join(f"'{p}'" for p in paths)
+    flags = ", ".join(f"bool_or(coalesce({p}, false)) AS p{i}" for i, p in enumerate(predicates))
+    rows = con.execute(
+        f"SELECT filename, {flags} FROM read_parquet([{files}], filename=true, union_by_name=true) "
+        "GROUP BY filename"
+    ).fetchall()
+    return [{os.path.basename(r[0]) for r in rows if r[i + 1]} for i in range(len(predicates))]
+
+
+def _spark_schema_json() -> dict[str, Any]:
+    spark_types = {
+        "i": "long", "n": "integer", "dec": "decimal(9,2)", "f": "double", "g": "float",
+        "s": "string", "dt": "date", "ts": "timestamp", "b": "boolean",
+    }
+    return {
+        "type": "struct",
+        "fields": [
+            {"name": n, "type": spark_types[n], "nullable": True, "metadata": {}} for n in SCHEMA.names
+        ],
+    }
+
+
+def days(n: int) -> timedelta:
+    return timedelta(days=n)
