@@ -25,6 +25,7 @@ from skipindex.errors import ConflictError, UnknownColumnError
 from skipindex.indexer import IndexJob, index_bins
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
+from skipindex.partitions import partition_values
 from skipindex.store import vacuum
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
@@ -92,6 +93,7 @@ def build_with(path: str, specs: Sequence[IndexSpec] | None, runner: Runner) -> 
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
     location = locate(path)
+    location.list_data_files()  # a missing path must fail before anything is written
     build_id = vacuum.new_build_id()
     with vacuum.in_flight(location, build_id):
         for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
@@ -116,7 +118,8 @@ def _attempt(
     current = load_latest(location)
     listing = location.list_data_files()
     schema = table_schema(location, listing, current, [s.column for s in specs or ()])
-    definitions, next_id = _definitions(current, specs, schema)
+    partitions = list(partition_values(listing[0].path)) if listing else []
+    definitions, next_id = _definitions(current, specs, schema, partitions)
     plan = _plan(location, current, listing, definitions)
     attempt_id = f"{build_id}-{attempt}"
     new_segments, bytes_read = _run_job(
@@ -131,7 +134,7 @@ def _attempt(
         segments=tuple(plan.keep_segments + rewritten + new_segments),
         next_index_id=next_id,
         spark_schema=spark_schema,
-        partition_columns=_partition_columns(spark_schema, schema),
+        partition_columns=tuple(partitions),
         build={
             "build_id": build_id,
             "files_indexed": len(plan.to_index),
@@ -159,14 +162,17 @@ def _attempt(
 
 
 def _definitions(
-    current: Manifest | None, specs: Sequence[IndexSpec] | None, schema: pa.Schema
+    current: Manifest | None,
+    specs: Sequence[IndexSpec] | None,
+    schema: pa.Schema,
+    partitions: Sequence[str],
 ) -> tuple[list[IndexDef], int]:
     """Current definitions plus ``specs``; a spec on an indexed (column, kind)
     with other parameters replaces it. Validates columns and types up front."""
     definitions = list(current.indexes) if current else []
     next_id = current.next_index_id if current else 0
     for spec in specs or ():
-        column = _resolve(spec.column, schema)
+        column = _resolve(spec.column, schema, partitions)
         params = spec.params()
         existing = [d for d in definitions if (d.column, d.kind) == (column, spec.kind)]
         if existing and existing[0].same_definition(column, spec.kind, params):
@@ -186,12 +192,17 @@ def _definitions(
     return definitions, next_id
 
 
-def _resolve(column: str, schema: pa.Schema) -> str:
+def _resolve(column: str, schema: pa.Schema, partitions: Sequence[str] = ()) -> str:
     if column in schema.names:
         return column
     folded = [n for n in schema.names if n.lower() == column.lower()]
     if len(folded) == 1:
         return folded[0]
+    if column in partitions:
+        raise UnknownColumnError(
+            f"cannot index '{column}': it is a partition column, and prune() already skips "
+            "files by their folder's partition values"
+        )
     indexable = [n for n in schema.names if domain_of(schema.field(n).type) is not None]
     raise UnknownColumnError(
         f"cannot index unknown column '{column}'; the table's columns are: {', '.join(indexable)}"
@@ -331,12 +342,3 @@ def _rewrite(
         if len(table):
             out.append(write_segment(location, f"{attempt_id}-r{number:05d}", table))
     return out
-
-
-def _partition_columns(spark_schema: str | None, schema: pa.Schema) -> tuple[str, ...]:
-    if spark_schema is None:
-        return ()
-    import json
-
-    names = [f["name"] for f in json.loads(spark_schema)["fields"]]
-    return tuple(n for n in names if n not in schema.names)

@@ -24,6 +24,7 @@ from skipindex.expressions import prepare
 from skipindex.expressions.nodes import BoundPredicate
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
+from skipindex.partitions import partition_fields, partition_index
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import Manifest, load_latest
 from skipindex.store.segments import read_segments
@@ -107,7 +108,10 @@ def _prune(
     where: Any,
     started: float,
 ) -> PruneResult:
-    bound = prepare(where, manifest.arrow_schema)
+    partitions = partition_fields(
+        manifest.spark_schema, manifest.arrow_schema, [f.path for f in listing]
+    )
+    bound = prepare(where, pa.schema([*manifest.arrow_schema, *partitions]))
     columns = _columns(bound)
     wanted = [d for d in manifest.indexes if d.column in columns]
     segments = read_segments(location, manifest, [d.field for d in wanted])
@@ -118,6 +122,10 @@ def _prune(
         payloads = segments.column(definition.field).combine_chunks()
         kind = kind_for(definition, manifest.arrow_schema)
         indexes[definition.column].append(IndexColumn(kind, FileBatch(num_rows, payloads)))
+    for partition in partitions:
+        if partition.name in columns:
+            paths = segments.column("path").to_pylist()
+            indexes[partition.name].append(partition_index(partition, paths, num_rows))
     evaluation: Evaluation = evaluate(bound, num_rows, indexes)
     keep = ~covered.copy()
     keep[covered] = evaluation.might_match[positions[covered]]

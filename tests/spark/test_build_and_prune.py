@@ -29,7 +29,12 @@ def _write_clustered(root: Path, files: int = 10, rows: int = 1000) -> None:
                 "name": pa.array([f"n{i % 97}" for i in ids]),
             }
         )
-        pq.write_table(table, root / f"part-{k:03d}.parquet")
+        _write(table, root / f"part-{k:03d}.parquet")
+
+
+def _write(table: pa.Table, path: Path) -> None:
+    """Fixed-width layout: a rewrite with other values keeps the exact file size."""
+    pq.write_table(table, path, compression="none", use_dictionary=False, write_statistics=False)
 
 
 def _names(result: si.PruneResult) -> set[str]:
@@ -75,17 +80,20 @@ def test_incremental_build_reads_only_new_and_changed_files(spark, tmp_path):
     pq.write_table(pa.table({"id": pa.array([50_000], pa.int64()), "key": pa.array([1], pa.int64()),
                              "name": ["new"]}), root / "part-100.parquet")
     changed = root / "part-001.parquet"
+    size_before = changed.stat().st_size
     table = pq.read_table(changed)
     ids = table.column("id").to_numpy().copy()
-    ids[0] = 77_777  # same width, same size on disk, different content
-    pq.write_table(table.set_column(0, "id", pa.array(ids)), changed)
+    ids[-1] = 1500  # the max 1999 disappears; same width, same size on disk
+    _write(table.set_column(0, "id", pa.array(ids)), changed)
     stat = changed.stat()
     os.utime(changed, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     (root / "part-005.parquet").unlink()
 
     report = si.build_index(str(root), spark=spark)
     assert (report.files_indexed, report.files_unchanged, report.files_removed) == (2, 4, 2)
-    assert _names(si.prune(str(root), "id = 77777")) == {"part-001.parquet"}
+    assert changed.stat().st_size == size_before
+    assert _names(si.prune(str(root), "id = 1999")) == set()  # the stale range said 1000..1999
+    assert _names(si.prune(str(root), "id = 1500")) == {"part-001.parquet"}
     assert _names(si.prune(str(root), "id = 50000")) == {"part-100.parquet"}
     assert "part-005.parquet" not in _names(si.prune(str(root), "id >= 0"))
 
