@@ -194,12 +194,12 @@ class _Run:
 class _RowWalk:
     """AND/OR over row sets with an explicit stack; AND narrows as it goes."""
 
-    def __init__(self, run: _Run) -> None:
-        self.run = run
+    def __init__(self, state: _Run) -> None:
+        self.state = state
 
     def run_order(self, children: Sequence[BoundPredicate]) -> list[BoundPredicate]:
         # Children without bitmaps are free (their file masks are computed): first.
-        return sorted(children, key=lambda c: self.run.row_kind(c) is not None)
+        return sorted(children, key=lambda c: self.state.row_kind(c) is not None)
 
     def run(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
         # Frame: [node, candidate positions, pending children, accumulated row sets]
@@ -211,7 +211,7 @@ class _RowWalk:
                 start: RowSets = dict.fromkeys(candidates.tolist()) if isinstance(node, And) else {}
                 frames.append([node, candidates, self.run_order(node.children), start])
                 return None
-            return self.run.leaf_rows(node, candidates)
+            return self.state.leaf_rows(node, candidates)
 
         result = push(predicate, positions)
         while frames:
