@@ -193,9 +193,10 @@ def _definitions(
 
 
 def _resolve(column: str, schema: pa.Schema, partitions: Sequence[str] = ()) -> str:
-    if column in schema.names:
+    names: list[str] = schema.names
+    if column in names:
         return column
-    folded = [n for n in schema.names if n.lower() == column.lower()]
+    folded = [n for n in names if n.lower() == column.lower()]
     if len(folded) == 1:
         return folded[0]
     if column in partitions:

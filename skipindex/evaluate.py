@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from pyroaring import BitMap
@@ -59,6 +60,7 @@ class Evaluation:
     might_match: np.ndarray  # per covered file
     leaves: list[LeafReport]
     row_level_files: int = 0  # files that needed bitmaps
+    row_level_skipped: int = 0  # of those, files whose combined row set was empty
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,8 @@ def evaluate(
         survivors = run.rows(predicate, positions)
         alive = np.zeros_like(alive)
         alive[list(survivors)] = True
-        return Evaluation(alive, run.report_list(), len(positions))
+        skipped = len(positions) - len(survivors)
+        return Evaluation(alive, run.report_list(), len(positions), skipped)
     return Evaluation(alive, run.report_list())
 
 
@@ -102,7 +105,7 @@ class _Run:
             node, expanded = stack.pop()
             if isinstance(node, And | Or) and not expanded:
                 stack.append((node, True))
-                stack.extend((child, False) for child in node.children)
+                stack.extend((child, False) for child in _children(node))
                 continue
             if isinstance(node, And):
                 results[id(node)] = np.logical_and.reduce(
@@ -166,7 +169,7 @@ class _Run:
         while stack:
             node = stack.pop()
             if isinstance(node, And | Or):
-                stack.extend(node.children)
+                stack.extend(_children(node))
             elif self.row_kind(node) is not None:
                 return True
         return False
@@ -209,7 +212,7 @@ class _RowWalk:
         def push(node: BoundPredicate, candidates: np.ndarray) -> RowSets | None:
             if isinstance(node, And | Or):
                 start: RowSets = dict.fromkeys(candidates.tolist()) if isinstance(node, And) else {}
-                frames.append([node, candidates, self.run_order(node.children), start])
+                frames.append([node, candidates, self.run_order(_children(node)), start])
                 return None
             return self.state.leaf_rows(node, candidates)
 
@@ -238,6 +241,11 @@ class _RowWalk:
             result = push(child, next_candidates)
         assert result is not None
         return result
+
+
+def _children(node: And | Or) -> Sequence[BoundPredicate]:
+    """The children of a node in a *bound* tree (And/Or are shared with unbound trees)."""
+    return cast("Sequence[BoundPredicate]", node.children)
 
 
 def _and(left: RowSets, right: RowSets) -> RowSets:

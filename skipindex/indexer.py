@@ -107,7 +107,7 @@ def _index_file(
     row["num_rows"] = metadata.num_rows
     row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     notes: list[str] = []
-    payloads = []
+    payloads: list[dict[str, Any] | None] = []
     for kind in kinds:
         column = _column(table, kind.column, schema.field(kind.column).type, metadata.num_rows)
         if isinstance(column, str):

@@ -44,6 +44,7 @@ class PruneResult:
     version: int | None = None
     leaves: list[LeafReport] = field(default_factory=list, repr=False)
     row_level_files: int = 0
+    row_level_skipped: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     spark_schema: str | None = field(default=None, repr=False)  # for read()
@@ -68,7 +69,10 @@ class PruneResult:
             f"({self.seconds * 1000:.1f} ms)",
         ]
         if self.row_level_files:
-            lines.append(f"row-level bitmaps evaluated on {self.row_level_files} files")
+            lines.append(
+                f"row-level bitmaps, combined row by row across conditions, evaluated on "
+                f"{self.row_level_files} files and ruled out {self.row_level_skipped}"
+            )
         for leaf in self.leaves:
             by_kind = ", ".join(f"{k} ruled out {n} files" for k, n in leaf.ruled_out.items())
             detail = by_kind or leaf.note or f"answered by {', '.join(leaf.kinds)}: ruled out none"
@@ -139,6 +143,7 @@ def _prune(
         version=manifest.version,
         leaves=evaluation.leaves,
         row_level_files=evaluation.row_level_files,
+        row_level_skipped=evaluation.row_level_skipped,
         seconds=time.perf_counter() - started,
         spark_schema=manifest.spark_schema,
     )

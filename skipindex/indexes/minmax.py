@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -24,6 +25,8 @@ from skipindex.indexes.base import FileBatch, IndexKind, IndexSpec
 __all__ = ["MinMax", "MinMaxKind"]
 
 MAX_STRING_BYTES = 64
+Mask = npt.NDArray[np.bool_]
+Ints = npt.NDArray[np.int64]
 _FEW_VALUES = 16
 
 
@@ -80,7 +83,7 @@ class MinMaxKind(IndexKind):
     def answers(self, leaf: BoundLeaf) -> bool:
         return leaf.column.name == self.column
 
-    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
+    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> Mask:
         stats = _Stats(files, self._bound_type())
         try:
             verdict = _decide(leaf, stats, self.arrow_type)
@@ -96,21 +99,21 @@ class _Stats:
 
     def __init__(self, files: FileBatch, bound_type: pa.DataType) -> None:
         payloads = files.payloads
-        self.rows = files.num_rows.astype(np.int64)
-        self.nulls = _ints(payloads.field("null_count"))
-        self.nans = _ints(payloads.field("nan_count"))
-        self.non_null = self.rows - self.nulls
-        self.regular = self.non_null - self.nans  # non-null, non-NaN values
+        self.rows: Ints = files.num_rows.astype(np.int64)
+        self.nulls: Ints = _ints(payloads.field("null_count"))
+        self.nans: Ints = _ints(payloads.field("nan_count"))
+        self.non_null: Ints = self.rows - self.nulls
+        self.regular: Ints = self.non_null - self.nans  # non-null, non-NaN values
         self.min = payloads.field("min").cast(bound_type)
         self.max = payloads.field("max").cast(bound_type)
 
-    def compare(self, bound: str, op: str, scalar: pa.Scalar, if_null: bool) -> np.ndarray:
+    def compare(self, bound: str, op: str, scalar: pa.Scalar, if_null: bool) -> Mask:
         array = self.min if bound == "min" else self.max
         result = pc.fill_null(getattr(pc, op)(array, scalar), if_null)
         return np.asarray(result.to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _decide(leaf: BoundLeaf, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+def _decide(leaf: BoundLeaf, stats: _Stats, arrow_type: pa.DataType) -> Mask:
     if isinstance(leaf, BoundIsNull):
         return (stats.non_null > 0) if leaf.negated else (stats.nulls > 0)
     if isinstance(leaf, BoundIn):
@@ -125,7 +128,7 @@ def _decide(leaf: BoundLeaf, stats: _Stats, arrow_type: pa.DataType) -> np.ndarr
     return _compare(leaf.op, leaf.value, stats, arrow_type)
 
 
-def _compare(op: Op, value: Any, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+def _compare(op: Op, value: Any, stats: _Stats, arrow_type: pa.DataType) -> Mask:
     if isinstance(value, float) and math.isnan(value):
         return _compare_nan(op, stats)
     scalar = _scalar(value, arrow_type)
@@ -153,7 +156,7 @@ def _compare(op: Op, value: Any, stats: _Stats, arrow_type: pa.DataType) -> np.n
     return (has_regular & ~only_value) | has_nan
 
 
-def _compare_nan(op: Op, stats: _Stats) -> np.ndarray:
+def _compare_nan(op: Op, stats: _Stats) -> Mask:
     """Comparisons with NaN, which Spark orders above every other value."""
     has_nan, has_regular = stats.nans > 0, stats.regular > 0
     return {
@@ -166,7 +169,7 @@ def _compare_nan(op: Op, stats: _Stats) -> np.ndarray:
     }[op]
 
 
-def _in_many(values: tuple[Any, ...], stats: _Stats) -> np.ndarray:
+def _in_many(values: tuple[Any, ...], stats: _Stats) -> Mask:
     """IN with a long list: does any listed value fall in [min, max]? One
     ``searchsorted`` per file bound instead of one pass over files per value."""
     regular = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
@@ -174,8 +177,8 @@ def _in_many(values: tuple[Any, ...], stats: _Stats) -> np.ndarray:
     if not regular:
         return hits
     keys = np.array([v.encode("utf-8") if isinstance(v, str) else v for v in regular])
-    low_known = np.asarray(stats.min.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    high_known = np.asarray(stats.max.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    low_known: Mask = np.asarray(stats.min.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    high_known: Mask = np.asarray(stats.max.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     # Filter before to_numpy: an int64 array with nulls would come back as float64.
     lows = stats.min.filter(low_known).to_numpy(zero_copy_only=False)
     highs = stats.max.filter(high_known).to_numpy(zero_copy_only=False)
@@ -186,10 +189,10 @@ def _in_many(values: tuple[Any, ...], stats: _Stats) -> np.ndarray:
     return hits | ((stats.regular > 0) & low_known & (past > first))
 
 
-def _not_in(leaf: BoundIn, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray:
+def _not_in(leaf: BoundIn, stats: _Stats, arrow_type: pa.DataType) -> Mask:
     """NOT IN skips a file only when all its non-null values are in the list."""
     nan_listed = any(isinstance(v, float) and math.isnan(v) for v in leaf.values)
-    regular_all_listed = stats.regular == 0
+    regular_all_listed: Mask = stats.regular == 0
     for value in leaf.values:
         if isinstance(value, float) and math.isnan(value):
             continue
@@ -198,8 +201,9 @@ def _not_in(leaf: BoundIn, stats: _Stats, arrow_type: pa.DataType) -> np.ndarray
             "max", "equal", scalar, False
         )
         regular_all_listed = regular_all_listed | single
-    nan_all_listed = (stats.nans == 0) | nan_listed
-    return (stats.non_null > 0) & ~(regular_all_listed & nan_all_listed)
+    nan_all_listed: Mask = (stats.nans == 0) | np.bool_(nan_listed)
+    has_values: Mask = stats.non_null > 0
+    return has_values & ~(regular_all_listed & nan_all_listed)
 
 
 def _scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar:
@@ -210,7 +214,7 @@ def _scalar(value: Any, arrow_type: pa.DataType) -> pa.Scalar:
     return to_scalar(value, arrow_type)
 
 
-def _ints(array: pa.Array) -> np.ndarray:
+def _ints(array: pa.Array) -> Ints:
     return np.asarray(pc.fill_null(array, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 

@@ -183,3 +183,17 @@ def test_describe_and_drop(spark, tmp_path):
     si.drop_index(str(root))
     assert not (root / "_skipindex").exists()
     assert len(list(root.glob("*.parquet"))) == 3  # data untouched
+
+
+def test_cli_build_then_refresh(spark, tmp_path, capsys):
+    from skipindex.cli import main
+
+    root = tmp_path / "t"
+    _write_clustered(root, files=3)
+    assert main(["build", str(root), "--index", "minmax:id", "--index", "bloom:key:fpp=0.02"]) == 0
+    assert "indexed 3 files" in capsys.readouterr().out
+    assert main(["build", str(root)]) == 0
+    assert "indexed 0 files, 3 unchanged" in capsys.readouterr().out
+    assert {(d["column"], d["kind"], d["params"].get("fpp")) for d in si.describe(str(root)).indexes} == {
+        ("id", "minmax", None), ("key", "bloom", 0.02)
+    }
