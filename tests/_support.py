@@ -66,7 +66,9 @@ def column_values(name: str) -> st.SearchStrategy[Any]:
 
 
 @st.composite
-def files_strategy(draw: st.DrawFn, columns: tuple[str, ...] = tuple(SCHEMA.names)) -> list[pa.Table]:
+def files_strategy(
+    draw: st.DrawFn, columns: tuple[str, ...] = tuple(SCHEMA.names)
+) -> list[pa.Table]:
     """1-6 files of 0-8 rows; a file may lack some columns entirely."""
     tables = []
     for number in range(draw(st.integers(1, 6))):
@@ -78,7 +80,9 @@ def files_strategy(draw: st.DrawFn, columns: tuple[str, ...] = tuple(SCHEMA.name
             pa.array([draw(column_values(c)) for _ in range(rows)], type=SCHEMA.field(c).type)
             for c in present
         ]
-        tables.append(pa.Table.from_arrays(arrays, schema=pa.schema([SCHEMA.field(c) for c in present])))
+        tables.append(
+            pa.Table.from_arrays(arrays, schema=pa.schema([SCHEMA.field(c) for c in present]))
+        )
     return tables
 
 
@@ -177,10 +181,13 @@ def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -
 
     schema = StructType.fromJson(_spark_schema_json())
     frame = spark.read.schema(schema).parquet(*[str(p) for p in paths])
-    flags = [F.max(F.when(F.expr(p), 1).otherwise(0)).alias(f"p{i}") for i, p in enumerate(predicates)]
+    flags = [
+        F.max(F.when(F.expr(p), 1).otherwise(0)).alias(f"p{i}") for i, p in enumerate(predicates)
+    ]
     rows = frame.groupBy(F.input_file_name().alias("file")).agg(*flags).collect()
     return [
-        {os.path.basename(r["file"]) for r in rows if r[f"p{i}"] == 1} for i in range(len(predicates))
+        {os.path.basename(r["file"]) for r in rows if r[f"p{i}"] == 1}
+        for i in range(len(predicates))
     ]
 
 
@@ -201,13 +208,21 @@ def duckdb_matching_files(paths: list[Path], predicates: list[str]) -> list[set[
 
 def _spark_schema_json() -> dict[str, Any]:
     spark_types = {
-        "i": "long", "n": "integer", "dec": "decimal(9,2)", "f": "double", "g": "float",
-        "s": "string", "dt": "date", "ts": "timestamp", "b": "boolean",
+        "i": "long",
+        "n": "integer",
+        "dec": "decimal(9,2)",
+        "f": "double",
+        "g": "float",
+        "s": "string",
+        "dt": "date",
+        "ts": "timestamp",
+        "b": "boolean",
     }
     return {
         "type": "struct",
         "fields": [
-            {"name": n, "type": spark_types[n], "nullable": True, "metadata": {}} for n in SCHEMA.names
+            {"name": n, "type": spark_types[n], "nullable": True, "metadata": {}}
+            for n in SCHEMA.names
         ],
     }
 

@@ -56,8 +56,10 @@ def test_bloom_point_lookup_keeps_about_the_files_holding_the_key(spark, tmp_pat
     _write_clustered(root, files=40, rows=2000)
     fpp = 0.05
     si.build_index(str(root), [si.Bloom("key", fpp=fpp)], spark=spark)
-    tables = {p.name: set(pq.read_table(p, columns=["key"]).column("key").to_pylist())
-              for p in sorted(root.glob("*.parquet"))}
+    tables = {
+        p.name: set(pq.read_table(p, columns=["key"]).column("key").to_pylist())
+        for p in sorted(root.glob("*.parquet"))
+    }
     rng = np.random.default_rng(5)
     false_positives = 0
     probes = 200
@@ -77,8 +79,16 @@ def test_incremental_build_reads_only_new_and_changed_files(spark, tmp_path):
     si.build_index(str(root), [si.MinMax("id"), si.Bloom("key")], spark=spark)
 
     # add one file, rewrite one with the same size but a new mtime, delete one
-    pq.write_table(pa.table({"id": pa.array([50_000], pa.int64()), "key": pa.array([1], pa.int64()),
-                             "name": ["new"]}), root / "part-100.parquet")
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([50_000], pa.int64()),
+                "key": pa.array([1], pa.int64()),
+                "name": ["new"],
+            }
+        ),
+        root / "part-100.parquet",
+    )
     changed = root / "part-001.parquet"
     size_before = changed.stat().st_size
     table = pq.read_table(changed)
@@ -114,10 +124,10 @@ def test_files_changed_after_the_build_are_kept(spark, tmp_path):
 def test_bad_input_gets_clear_errors(spark, tmp_path):
     root = tmp_path / "t"
     _write_clustered(root, files=2)
-    with pytest.raises(si.UnknownColumnError, match="'idd'.*id"):
+    with pytest.raises(si.UnknownColumnError, match=r"'idd'.*id"):
         si.build_index(str(root), [si.MinMax("idd")], spark=spark)
-    with pytest.raises(si.UnsupportedTypeError, match="bloom.*'flag'.*bool"):
-        pq.write_table(pa.table({"flag": [True]}), root / "zz.parquet")
+    pq.write_table(pa.table({"flag": [True]}), root / "zz.parquet")
+    with pytest.raises(si.UnsupportedTypeError, match=r"bloom.*'flag'.*bool"):
         si.build_index(str(root), [si.Bloom("flag")], spark=spark)
     (root / "zz.parquet").unlink()
     si.build_index(str(root), [si.MinMax("id")], spark=spark)
@@ -169,7 +179,10 @@ def test_describe_and_drop(spark, tmp_path):
     description = si.describe(str(root))
     assert description.version == 1
     assert (description.files_indexed, description.files_unindexed) == (3, 0)
-    assert {(d["column"], d["kind"]) for d in description.indexes} == {("id", "minmax"), ("key", "bloom")}
+    assert {(d["column"], d["kind"]) for d in description.indexes} == {
+        ("id", "minmax"),
+        ("key", "bloom"),
+    }
     assert all(d["bytes"] > 0 for d in description.indexes)
 
     dropped = si.drop_index(str(root), columns=["key"], kinds=["bloom"])
@@ -194,6 +207,6 @@ def test_cli_build_then_refresh(spark, tmp_path, capsys):
     assert "indexed 3 files" in capsys.readouterr().out
     assert main(["build", str(root)]) == 0
     assert "indexed 0 files, 3 unchanged" in capsys.readouterr().out
-    assert {(d["column"], d["kind"], d["params"].get("fpp")) for d in si.describe(str(root)).indexes} == {
-        ("id", "minmax", None), ("key", "bloom", 0.02)
-    }
+    assert {
+        (d["column"], d["kind"], d["params"].get("fpp")) for d in si.describe(str(root)).indexes
+    } == {("id", "minmax", None), ("key", "bloom", 0.02)}

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
-from tests._support import SCHEMA, files_strategy, predicate_strategy, spark_matching_files, write_files
+from tests._support import (
+    SCHEMA,
+    files_strategy,
+    predicate_strategy,
+    spark_matching_files,
+    write_files,
+)
 
 pytestmark = pytest.mark.spark
 

@@ -54,7 +54,9 @@ def test_prune_prints_kept_files(table: Path, capsys: pytest.CaptureFixture[str]
 def test_prune_json_and_explain(table: Path, capsys: pytest.CaptureFixture[str]):
     main(["prune", str(table), "id = 35", "--json"])
     assert json.loads(capsys.readouterr().out) == {
-        "files": [str(table / "p3.parquet")], "total": 4, "kept": 1,
+        "files": [str(table / "p3.parquet")],
+        "total": 4,
+        "kept": 1,
     }
     main(["prune", str(table), "id = 35 OR upper(x) = 'A'", "--explain"])
     out = capsys.readouterr().out

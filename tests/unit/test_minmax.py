@@ -38,7 +38,7 @@ def _verdicts(kind: MinMaxKind, files: list[list[object]], leaf) -> list[bool]:
 
 def test_ranges_skip_files_whose_range_does_not_overlap():
     kind = _kind(pa.int64())
-    files = [list(range(0, 100)), list(range(100, 200)), list(range(200, 300))]
+    files = [list(range(100)), list(range(100, 200)), list(range(200, 300))]
     column = BoundColumn("c", pa.int64())
     assert _verdicts(kind, files, BoundComparison(column, Op.GE, 150)) == [False, True, True]
     assert _verdicts(kind, files, BoundComparison(column, Op.LT, 100)) == [True, False, False]
@@ -63,10 +63,30 @@ def test_nan_is_above_every_value_and_equal_to_itself():
     kind = _kind(pa.float64())
     column = BoundColumn("c", pa.float64())
     files = [[1.0, 2.0], [float("nan")], [None], [-0.0]]
-    assert _verdicts(kind, files, BoundComparison(column, Op.GT, 1e308)) == [False, True, False, False]
-    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, float("nan"))) == [False, True, False, False]
-    assert _verdicts(kind, files, BoundComparison(column, Op.LT, float("nan"))) == [True, False, False, True]
-    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, 0.0)) == [False, False, False, True]
+    assert _verdicts(kind, files, BoundComparison(column, Op.GT, 1e308)) == [
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, float("nan"))) == [
+        False,
+        True,
+        False,
+        False,
+    ]
+    assert _verdicts(kind, files, BoundComparison(column, Op.LT, float("nan"))) == [
+        True,
+        False,
+        False,
+        True,
+    ]
+    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, 0.0)) == [
+        False,
+        False,
+        False,
+        True,
+    ]
     assert _verdicts(kind, files, BoundComparison(column, Op.NE, 0.0)) == [True, True, False, False]
 
 
@@ -77,7 +97,12 @@ def test_nulls_and_empty_files():
     assert _verdicts(kind, files, BoundIsNull(column)) == [True, False, True, False]
     assert _verdicts(kind, files, BoundIsNull(column, negated=True)) == [False, False, True, True]
     assert _verdicts(kind, files, BoundComparison(column, Op.NE, 1)) == [False, False, False, False]
-    assert _verdicts(kind, files, BoundIn(column, (1,), negated=True)) == [False, False, False, False]
+    assert _verdicts(kind, files, BoundIn(column, (1,), negated=True)) == [
+        False,
+        False,
+        False,
+        False,
+    ]
 
 
 def test_long_strings_are_truncated_but_bounds_stay_safe():
@@ -90,7 +115,10 @@ def test_long_strings_are_truncated_but_bounds_stay_safe():
     assert payload["max"] >= long_a.encode()
     files = [[long_a], ["\U0010ffff" * 30]]
     assert _verdicts(kind, files, BoundComparison(column, Op.EQ, long_a)) == [True, False]
-    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, "\U0010ffff" * 30)) == [False, True]
+    assert _verdicts(kind, files, BoundComparison(column, Op.EQ, "\U0010ffff" * 30)) == [
+        False,
+        True,
+    ]
     assert _verdicts(kind, files, BoundComparison(column, Op.GT, "b")) == [False, True]
 
 

@@ -60,11 +60,15 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates
 @given(
     tables=files_strategy(COLUMNS),
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),
-    choice=st.lists(st.sets(st.sampled_from(sorted(KINDS))), min_size=len(COLUMNS), max_size=len(COLUMNS)),
+    choice=st.lists(
+        st.sets(st.sampled_from(sorted(KINDS))), min_size=len(COLUMNS), max_size=len(COLUMNS)
+    ),
 )
 def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, choice):
     specs = [
-        KINDS[k](c) for c, kinds in zip(COLUMNS, choice, strict=True) for k in sorted(kinds)
+        KINDS[k](c)
+        for c, kinds in zip(COLUMNS, choice, strict=True)
+        for k in sorted(kinds)
         if not (k == "bloom" and c == "b")
     ]
     if not specs:

@@ -61,7 +61,9 @@ def test_listing_reports_size_and_mtime_in_milliseconds(tmp_path: Path):
     pq.write_table(pa.table({"a": [1, 2]}), tmp_path / "f.parquet")
     os.utime(tmp_path / "f.parquet", ns=(0, 1_234_567_890_123_456_789))
     (listed,) = locate(str(tmp_path)).list_data_files()
-    assert listed == DataFile("f.parquet", (tmp_path / "f.parquet").stat().st_size, 1_234_567_890_123)
+    assert listed == DataFile(
+        "f.parquet", (tmp_path / "f.parquet").stat().st_size, 1_234_567_890_123
+    )
 
 
 @pytest.mark.parametrize("name", ["_x", ".x", "_SUCCESS", "x._COPYING_"])
@@ -98,7 +100,7 @@ def test_commit_never_overwrites_a_version(tmp_path: Path):
     location = locate(str(tmp_path))
     commit(location, _manifest(1))
     before = (tmp_path / "_skipindex" / "v1.json").read_bytes()
-    with pytest.raises(ConflictError, match="v1.json"):
+    with pytest.raises(ConflictError, match=r"v1\.json"):
         commit(location, _manifest(1))
     assert (tmp_path / "_skipindex" / "v1.json").read_bytes() == before
     assert not [p for p in (tmp_path / "_skipindex").iterdir() if p.name.startswith(".tmp")]
@@ -115,7 +117,9 @@ def test_manifest_failing_its_schema_is_named(tmp_path: Path):
     doc = _manifest(1).to_json()
     doc["segments"] = [{"path": "../../etc/passwd", "files": 1, "rows": 1, "bytes": 1}]
     _write_manifest(tmp_path, doc)
-    with pytest.raises(IndexCorruptError, match=r"v1\.json fails the manifest schema at segments/0/path"):
+    with pytest.raises(
+        IndexCorruptError, match=r"v1\.json fails the manifest schema at segments/0/path"
+    ):
         load_latest(locate(str(tmp_path)))
 
 
