@@ -21,8 +21,9 @@ into the leaves before binding, so three-valued logic never has to be undone.
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 import pyarrow as pa
@@ -117,11 +118,13 @@ class Literal:
         if self.kind is LiteralKind.STRING:
             return "'" + str(self.value).replace("'", "''") + "'"
         if self.kind is LiteralKind.DATE:
-            return f"DATE '{self.value}'"
+            return f"DATE '{self.value!s}'"
         if self.kind is LiteralKind.TIMESTAMP:
-            return f"TIMESTAMP '{self.value}'"
+            return f"TIMESTAMP '{self.value!s}'"
         if self.kind is LiteralKind.BOOLEAN:
             return "TRUE" if self.value else "FALSE"
+        if isinstance(self.value, bytes):
+            return f"X'{self.value.hex().upper()}'"
         return str(self.value)
 
 
@@ -198,7 +201,7 @@ class Not:
     child: Predicate
 
     def __str__(self) -> str:
-        return f"NOT ({self.child})"
+        return render(self)
 
 
 @dataclass(frozen=True)
@@ -206,7 +209,7 @@ class And:
     children: tuple[Predicate, ...]
 
     def __str__(self) -> str:
-        return " AND ".join(f"({c})" for c in self.children)
+        return render(self)
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,7 @@ class Or:
     children: tuple[Predicate, ...]
 
     def __str__(self) -> str:
-        return " OR ".join(f"({c})" for c in self.children)
+        return render(self)
 
 
 Predicate = AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | Not | And | Or
@@ -249,7 +252,7 @@ class BoundComparison:
     value: BoundValue
 
     def __str__(self) -> str:
-        return f"{self.column} {self.op.value} {self.value!r}"
+        return f"{self.column} {self.op.value} {format_value(self.value, self.column.type)}"
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,7 @@ class BoundIn:
     negated: bool = False
 
     def __str__(self) -> str:
-        shown = ", ".join(repr(v) for v in self.values[:8])
+        shown = ", ".join(format_value(v, self.column.type) for v in self.values[:8])
         if len(self.values) > 8:
             shown += f", ... ({len(self.values)} values)"
         return f"{self.column} {'NOT IN' if self.negated else 'IN'} ({shown})"
@@ -281,6 +284,63 @@ BoundLeaf = BoundComparison | BoundIn | BoundIsNull
 BoundPredicate = (
     AlwaysTrue | AlwaysFalse | Unsupported | BoundComparison | BoundIn | BoundIsNull | And | Or
 )
+
+
+def render(node: object) -> str:
+    """SQL-like text of a tree, iteratively: trees may be thousands of levels deep."""
+    values: list[str] = []
+    stack: list[tuple[object, bool]] = [(node, False)]
+    while stack:
+        current, combined = stack.pop()
+        children = _children_of(current)
+        if children and not combined:
+            stack.append((current, True))
+            stack.extend((child, False) for child in reversed(children))
+            continue
+        if not children:
+            values.append(str(current))
+            continue
+        parts = values[-len(children) :]
+        del values[-len(children) :]
+        if isinstance(current, Not):
+            values.append(f"NOT ({parts[0]})")
+        else:
+            joiner = " AND " if isinstance(current, And) else " OR "
+            values.append(joiner.join(f"({p})" for p in parts))
+    return values[0]
+
+
+def _children_of(node: object) -> tuple[object, ...]:
+    if isinstance(node, And | Or):
+        return node.children
+    if isinstance(node, Not):
+        return (node.child,)
+    return ()
+
+
+def format_value(value: object, arrow_type: pa.DataType) -> str:
+    """A bound value as a SQL literal of its column's type (for explain())."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bytes):
+        return f"X'{value.hex().upper()}'"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "CAST('NaN' AS DOUBLE)"
+        if math.isinf(value):
+            return f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)"
+        return repr(value)
+    if isinstance(value, int) and pa.types.is_date(arrow_type):
+        return f"DATE '{date(1970, 1, 1) + timedelta(days=value)}'"
+    if isinstance(value, int) and pa.types.is_timestamp(arrow_type):
+        per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[arrow_type.unit]
+        seconds, ticks = divmod(value, per_second)
+        moment = datetime(1970, 1, 1) + timedelta(seconds=seconds)  # naive: the ticks are UTC
+        fraction = f".{ticks:0{len(str(per_second)) - 1}d}" if ticks else ""
+        return f"TIMESTAMP '{moment:%Y-%m-%d %H:%M:%S}{fraction}'"
+    return str(value)
 
 
 def _quote(name: str) -> str:

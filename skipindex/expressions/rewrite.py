@@ -1,0 +1,257 @@
+"""Negation normal form and constant folding, both with explicit stacks.
+
+:func:`rewrite_not` runs on *unbound* trees, before binding. That order is the
+point: after binding, :class:`AlwaysTrue` means "might match" and negating it
+would claim "matches nothing". Before binding the constants are exact, and the
+leaves still carry their SQL operators, so NOT can be pushed all the way down:
+
+* ``NOT (a < 5)`` -> ``a >= 5`` (both are NULL for a NULL ``a``: three-valued
+  logic is preserved because every leaf is NULL exactly when its column is);
+* ``NOT (a IN (...))`` -> ``a NOT IN (...)``, ``NOT (a IS NULL)`` -> ``a IS NOT NULL``;
+* De Morgan over AND/OR; ``NOT NOT x`` -> ``x``;
+* ``NOT Unsupported`` -> Unsupported with ``negated`` flipped (still "might match");
+* ``NOT TRUE`` -> FALSE (exact: in an unbound tree AlwaysTrue only comes from a
+  literal TRUE);
+* ``NOT FALSE`` -> TRUE. An unbound AlwaysFalse means "never TRUE": it comes
+  from FALSE, but also from NULL, and ``NOT NULL`` is NULL, never TRUE. Turning
+  it into AlwaysTrue ("might match") is therefore always safe, exact for FALSE
+  and merely imprecise for the rare literal NULL.
+
+Conditions that are never NULL (``a <=> 5``, ``a IS TRUE``, ``isnan(a)``) are
+built by the parsers as ``leaf AND a IS NOT NULL``, so their negation keeps the
+NULL rows (``a != 5 OR a IS NULL``). The leaf builders at the end of this module
+(shared by the SQL and the PySpark Column parsers) follow that convention.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+from skipindex.expressions.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    BoundComparison,
+    BoundIn,
+    BoundIsNull,
+    BoundPredicate,
+    Comparison,
+    In,
+    IsNull,
+    Literal,
+    LiteralKind,
+    Not,
+    Op,
+    Or,
+    Predicate,
+    Unsupported,
+)
+
+__all__ = [
+    "AnyPredicate",
+    "Operand",
+    "compare",
+    "is_nan",
+    "join",
+    "member",
+    "null_safe_equal",
+    "rewrite_not",
+    "simplify",
+]
+
+# nodes.py types And/Or children as unbound predicates; bound trees reuse the same
+# classes with bound leaves, so the walkers here take either.
+AnyPredicate = Predicate | BoundPredicate
+
+
+@dataclass(frozen=True)
+class _Assemble:
+    """A work-stack frame: join the last ``count`` finished children with ``cls``."""
+
+    cls: type[And] | type[Or]
+    count: int
+
+
+def rewrite_not(pred: Predicate) -> Predicate:
+    """``pred`` in negation normal form: no :class:`Not` left, nested And/Or flattened."""
+    values: list[AnyPredicate] = []
+    # Frames: (node, negate) to visit, or an _Assemble once its children are done.
+    work: list[tuple[AnyPredicate, bool] | _Assemble] = [(pred, False)]
+    while work:
+        frame = work.pop()
+        if isinstance(frame, _Assemble):
+            values.append(_assemble(frame.cls, values, frame.count))
+            continue
+        item, negate = frame
+        while isinstance(item, Not):  # NOT chains unwind without growing the stack
+            item, negate = item.child, not negate
+        if isinstance(item, (And, Or)):
+            cls: type[And] | type[Or] = type(item)
+            if negate:
+                cls = Or if cls is And else And
+            work.append(_Assemble(cls, len(item.children)))
+            work.extend((child, negate) for child in reversed(item.children))
+        else:
+            values.append(_negate_leaf(item) if negate else item)
+    return cast(Predicate, values[0])
+
+
+def _negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
+    if isinstance(leaf, Comparison):
+        return Comparison(leaf.column, leaf.op.negate(), leaf.literal)
+    if isinstance(leaf, In):
+        return In(leaf.column, leaf.literals, not leaf.negated)
+    if isinstance(leaf, IsNull):
+        return IsNull(leaf.column, not leaf.negated)
+    if isinstance(leaf, Unsupported):
+        return Unsupported(leaf.sql, leaf.reason, not leaf.negated)
+    if isinstance(leaf, AlwaysTrue):
+        return AlwaysFalse()
+    if isinstance(leaf, AlwaysFalse):
+        return AlwaysTrue()  # safe either way: see the module docstring
+    # Bound leaves (never under NOT in practice: bound trees carry no Not) negate too.
+    if isinstance(leaf, BoundComparison):
+        return BoundComparison(leaf.column, leaf.op.negate(), leaf.value)
+    if isinstance(leaf, BoundIn):
+        return BoundIn(leaf.column, leaf.values, not leaf.negated)
+    if isinstance(leaf, BoundIsNull):
+        return BoundIsNull(leaf.column, not leaf.negated)
+    raise TypeError(f"not a predicate node: {leaf!r}")
+
+
+def _assemble(cls: type[And] | type[Or], values: list[AnyPredicate], count: int) -> AnyPredicate:
+    """Pop ``count`` finished children and join them, splicing same-kind children."""
+    start = len(values) - count
+    children: list[AnyPredicate] = []
+    for child in values[start:]:
+        children.extend(child.children if isinstance(child, cls) else (child,))
+    del values[start:]
+    return join(cls, children)
+
+
+def join(cls: type[And] | type[Or], children: list[AnyPredicate]) -> And | Or:
+    """``cls(children)`` for bound or unbound children."""
+    return cls(cast(tuple[Predicate, ...], tuple(children)))
+
+
+def simplify(pred: AnyPredicate) -> AnyPredicate:
+    """Fold constants and flatten, bottom-up; works on bound and unbound trees.
+
+    And: AlwaysTrue children drop, an AlwaysFalse child wins, empty -> AlwaysTrue.
+    Or: AlwaysFalse children drop, an AlwaysTrue child wins, empty -> AlwaysFalse.
+    One child -> that child. In a bound And, ``c IS NOT NULL`` is dropped when a
+    sibling comparison or IN on ``c`` already rejects NULLs (``a <=> 5`` ends as
+    ``a = 5``). Unsupported leaves stay, so ``explain()`` can show them.
+    """
+    values: list[AnyPredicate] = []
+    work: list[tuple[AnyPredicate, bool]] = [(pred, False)]
+    while work:
+        item, done = work.pop()
+        if isinstance(item, (And, Or)):
+            if done:
+                values.append(_fold(type(item), values, len(item.children)))
+            else:
+                work.append((item, True))
+                work.extend((child, False) for child in reversed(item.children))
+        elif isinstance(item, Not):
+            if done:
+                values.append(Not(cast(Predicate, values.pop())))
+            else:
+                work.append((item, True))
+                work.append((item.child, False))
+        else:
+            values.append(item)
+    return values[0]
+
+
+def _fold(cls: type[And] | type[Or], values: list[AnyPredicate], count: int) -> AnyPredicate:
+    start = len(values) - count
+    children = values[start:]
+    del values[start:]
+    absorbing = AlwaysFalse if cls is And else AlwaysTrue
+    neutral = AlwaysTrue if cls is And else AlwaysFalse
+    kept: list[AnyPredicate] = []
+    for child in children:
+        if isinstance(child, absorbing):
+            return absorbing()
+        if isinstance(child, neutral):
+            continue
+        kept.extend(child.children if isinstance(child, cls) else (child,))
+    if cls is And:
+        kept = _drop_implied_not_null(kept)
+    if not kept:
+        return neutral()
+    return kept[0] if len(kept) == 1 else join(cls, kept)
+
+
+def _drop_implied_not_null(children: list[AnyPredicate]) -> list[AnyPredicate]:
+    # Only bound leaves: in an unbound tree the pair may still sit under a NOT,
+    # where `a = 5 AND a IS NOT NULL` and `a = 5` negate differently.
+    constrained = {c.column.name for c in children if isinstance(c, (BoundComparison, BoundIn))}
+    if not constrained:
+        return children
+    return [
+        c
+        for c in children
+        if not (isinstance(c, BoundIsNull) and c.negated and c.column.name in constrained)
+    ]
+
+
+# --------------------------------------------------------------------------- leaf builders
+# Shared by the SQL and PySpark Column parsers, so that both follow the
+# conventions above. `shown` renders the SQL text of the whole condition, only
+# when it has to become Unsupported.
+
+Operand = str | Literal | None  # a column name, a literal, or something else
+
+
+def compare(op: Op, left: Operand, right: Operand, shown: Callable[[], str]) -> Predicate:
+    """``left op right``: a Comparison when one side is a column and the other a literal."""
+    if isinstance(left, str) and isinstance(right, Literal):
+        return Comparison(left, op, right)
+    if isinstance(left, Literal) and isinstance(right, str):
+        return Comparison(right, op.mirror(), left)
+    return Unsupported(shown(), _why_not_column_vs_literal(left, right))
+
+
+def null_safe_equal(
+    left: Operand, right: Operand, shown: Callable[[], str], *, negated: bool = False
+) -> Predicate:
+    """``a <=> v`` (``IS NOT DISTINCT FROM``); ``negated`` for ``IS DISTINCT FROM``.
+
+    It is never NULL, so its negation keeps NULL rows: it is built as
+    ``a = v AND a IS NOT NULL``, which rewrite_not turns into ``a != v OR a IS NULL``.
+    """
+    if isinstance(left, Literal) and isinstance(right, str):
+        left, right = right, left
+    if not (isinstance(left, str) and isinstance(right, Literal)):
+        return Unsupported(shown(), _why_not_column_vs_literal(left, right))
+    if right.kind is LiteralKind.NULL:
+        equal: Predicate = IsNull(left)
+    else:
+        equal = And((Comparison(left, Op.EQ, right), IsNull(left, negated=True)))
+    return Not(equal) if negated else equal
+
+
+def member(column: Operand, items: list[Operand], shown: Callable[[], str]) -> Predicate:
+    """``column IN (items)``."""
+    literals = [item for item in items if isinstance(item, Literal)]
+    if not isinstance(column, str) or len(literals) != len(items):
+        return Unsupported(shown(), "IN needs a column and a list of literals")
+    return In(column, tuple(literals))
+
+
+def is_nan(column: str) -> Predicate:
+    """``isnan(x)`` is FALSE, not NULL, for a NULL x: built like ``<=>``."""
+    nan = Literal(LiteralKind.FLOAT, float("nan"))
+    return And((Comparison(column, Op.EQ, nan), IsNull(column, negated=True)))
+
+
+def _why_not_column_vs_literal(left: str | Literal | None, right: str | Literal | None) -> str:
+    if isinstance(left, str) and isinstance(right, str):
+        return "compares two columns"
+    if isinstance(left, Literal) and isinstance(right, Literal):
+        return "compares two literals"
+    return "one side is an expression, not a plain column or literal"

@@ -1,0 +1,493 @@
+"""SQL text (Spark dialect, parsed with sqlglot) -> unbound predicate tree.
+
+Only column-versus-literal conditions become leaves an index can answer. Any
+other valid boolean expression (functions on columns, LIKE, arithmetic,
+column-versus-column, subqueries...) becomes :class:`Unsupported` -- "might
+match" -- on its own, so its AND/OR siblings still prune.
+
+Literals keep the SQL type they were written with (``2.50`` is an exact
+DECIMAL, ``1e-1`` an approximate FLOAT, ``DATE '...'`` a date): binding casts
+them to each column's type the way Spark does. Casts of literals
+(``CAST('NaN' AS DOUBLE)``, ``1.5F``, ``10L``) are folded here. Spark's
+string-to-value rules live in :mod:`skipindex.expressions.casts`, shared with
+binding.
+
+Every walk over a tree is iterative. sqlglot's own parser recurses, so a
+predicate nested thousands of levels deep is re-parsed on a helper thread with
+a large stack (see :func:`_on_deep_stack`).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+from collections.abc import Callable
+from decimal import Decimal
+from typing import TypeVar, cast
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, TokenError
+
+from skipindex.errors import InvalidPredicateError
+from skipindex.expressions.casts import InvalidCastError, cast_value
+from skipindex.expressions.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    Comparison,
+    In,
+    IsNull,
+    Literal,
+    LiteralKind,
+    Not,
+    Op,
+    Or,
+    Predicate,
+    Unsupported,
+)
+from skipindex.expressions.rewrite import compare, is_nan, member, null_safe_equal
+
+__all__ = ["literal_from_sql", "parse_sql", "sql_literal"]
+
+
+class _SparkSQL(Spark):
+    """Spark's dialect, plus ``''`` as an escaped quote inside a string.
+
+    Spark reads ``'it''s'`` as ``it's``; stock sqlglot reads it as two adjacent
+    literals (``its``). Adjacent literals ``'a' 'b'`` are still concatenated.
+    """
+
+    class Tokenizer(Spark.Tokenizer):
+        STRING_ESCAPES = ["\\", "'", '"']  # noqa: RUF012 -- sqlglot's convention
+
+
+_COMPARISONS: dict[type[exp.Expression], Op] = {
+    exp.EQ: Op.EQ,
+    exp.NEQ: Op.NE,
+    exp.LT: Op.LT,
+    exp.LTE: Op.LE,
+    exp.GT: Op.GT,
+    exp.GTE: Op.GE,
+}
+# Expressions that can never be a boolean condition: a WHERE made of one is an error.
+# fmt: off
+_NOT_BOOLEAN = (
+    exp.Add, exp.Sub, exp.Mul, exp.Div, exp.IntDiv, exp.Mod, exp.Neg, exp.DPipe,
+    exp.BitwiseAnd, exp.BitwiseOr, exp.BitwiseXor, exp.BitwiseNot, exp.BitwiseLeftShift,
+    exp.BitwiseRightShift, exp.Concat, exp.Interval, exp.Star, exp.HexString, exp.Literal,
+    exp.Query, exp.Subquery,
+)
+# fmt: on
+_TRUE = Literal(LiteralKind.BOOLEAN, True)
+_MAX_DECIMAL_DIGITS = 38  # Spark rejects wider numeric literals
+_INT64 = (-(2**63), 2**63 - 1)
+
+# --------------------------------------------------------------------------- entry point
+
+
+def parse_sql(text: str) -> Predicate:
+    """Parse a Spark SQL boolean expression into an unbound predicate.
+
+    Raises :class:`InvalidPredicateError` for malformed SQL, for anything but a
+    single boolean expression (several statements, a query, ``5``, ``a + 1``)
+    and for literals Spark itself would reject (``DATE 'x'``, ``1e400``).
+    """
+    if not isinstance(text, str):
+        raise InvalidPredicateError(
+            f"a predicate must be a SQL string or a PySpark Column, got {type(text).__name__}"
+        )
+    if not text.strip():
+        raise InvalidPredicateError(
+            'empty predicate: expected a SQL boolean expression such as "a > 5"'
+        )
+    return _on_deep_stack(_parse, text)
+
+
+def _parse(text: str) -> Predicate:
+    try:
+        statements = [s for s in sqlglot.parse(text, read=_SparkSQL) if s is not None]
+    except ParseError as exc:
+        first = exc.errors[0] if exc.errors else {}
+        where = f" (line {first.get('line')}, column {first.get('col')})" if first else ""
+        detail = first.get("description") or _plain(str(exc))
+        raise InvalidPredicateError(
+            f"cannot parse predicate {_shorten(text)}: {detail}{where}"
+        ) from None
+    except TokenError as exc:
+        raise InvalidPredicateError(
+            f"cannot parse predicate {_shorten(text)}: {_plain(str(exc))}"
+        ) from None
+    if len(statements) != 1:
+        raise InvalidPredicateError(
+            f"expected one boolean expression, found {len(statements) or 'no'} statements "
+            f"in {_shorten(text)}"
+        )
+    root = statements[0]
+    if not isinstance(root, exp.Condition) or isinstance(root, (exp.Query, exp.Subquery)):
+        raise InvalidPredicateError(
+            f"{_shorten(text)} is not a boolean expression (it parses as "
+            f"{type(root).__name__.upper()})"
+        )
+    return _convert(cast(exp.Expression, root), text)
+
+
+# --------------------------------------------------------------------------- tree walk
+
+_VISIT, _AND, _OR, _NOT = range(4)
+
+
+def _convert(root: exp.Expression, text: str) -> Predicate:
+    """Post-order walk with an explicit stack; AND/OR chains become one n-ary node."""
+    values: list[Predicate] = []
+    work: list[tuple[int, exp.Expression | int]] = [(_VISIT, root)]
+    while work:
+        action, item = work.pop()
+        if action == _VISIT:
+            assert isinstance(item, exp.Expression)
+            node = _unparen(item)
+            if isinstance(node, (exp.And, exp.Or)):
+                operands = _chain(node)
+                work.append((_AND if isinstance(node, exp.And) else _OR, len(operands)))
+                work.extend((_VISIT, operand) for operand in reversed(operands))
+            elif isinstance(node, exp.Not):
+                work.append((_NOT, 0))
+                work.append((_VISIT, node.this))
+            else:
+                values.append(_leaf(node, text))
+        elif action == _NOT:
+            values.append(_syntactic_not(values.pop()))
+        else:
+            assert isinstance(item, int)
+            children = values[len(values) - item :]
+            del values[len(values) - item :]
+            cls = And if action == _AND else Or
+            flat: list[Predicate] = []
+            for child in children:  # children are flat already: one level of splicing
+                flat.extend(child.children if isinstance(child, cls) else (child,))
+            values.append(cls(tuple(flat)))
+    return values[0]
+
+
+def _chain(node: exp.Expression) -> list[exp.Expression]:
+    """Operands of a left-deep AND (or OR) chain, left to right, through parentheses."""
+    cls = type(node)
+    out: list[exp.Expression] = []
+    stack = [node]
+    while stack:
+        current = _unparen(stack.pop())
+        if type(current) is cls:
+            stack.append(current.expression)
+            stack.append(current.this)
+        else:
+            out.append(current)
+    return out
+
+
+def _unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def _syntactic_not(child: Predicate) -> Predicate:
+    """``NOT x IN (...)`` and ``NOT x IS NULL`` fold into the leaf; anything else keeps NOT
+    for :func:`~skipindex.expressions.rewrite.rewrite_not`."""
+    if isinstance(child, In):
+        return In(child.column, child.literals, not child.negated)
+    if isinstance(child, IsNull):
+        return IsNull(child.column, not child.negated)
+    return Not(child)
+
+
+# --------------------------------------------------------------------------- leaves
+
+
+def _leaf(node: exp.Expression, text: str) -> Predicate:
+    if isinstance(node, exp.Boolean):
+        return AlwaysTrue() if node.this else AlwaysFalse()
+    if isinstance(node, exp.Null):
+        return AlwaysFalse()  # NULL is never TRUE (nor is NOT NULL: see rewrite_not)
+    if isinstance(node, exp.Column):
+        name = _column(node)
+        if name is not None:  # a bare boolean column: `WHERE flag`
+            return Comparison(name, Op.EQ, _TRUE)
+    op = _COMPARISONS.get(type(node))
+    if op is not None:
+        return _comparison(node, op)
+    if isinstance(node, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+        return _null_safe(node)
+    if isinstance(node, exp.In):
+        return _in(node)
+    if isinstance(node, exp.Between):
+        return _between(node)
+    if isinstance(node, exp.Is):
+        return _is(node)
+    if isinstance(node, exp.IsNan) or _function_name(node) in ("isnull", "isnotnull"):
+        return _null_or_nan_function(node)
+    lit = sql_literal(node)
+    if lit is not None:
+        if lit.kind is LiteralKind.BOOLEAN:
+            return AlwaysTrue() if lit.value else AlwaysFalse()
+        if lit.kind is LiteralKind.NULL:
+            return AlwaysFalse()
+    if lit is not None or isinstance(node, _NOT_BOOLEAN):
+        raise InvalidPredicateError(f"{_sql(node)} in {_shorten(text)} is not a boolean expression")
+    _reject_parameters(node)
+    return _unsupported(node, f"{_describe(node)} is not something an index can answer")
+
+
+def _comparison(node: exp.Expression, op: Op) -> Predicate:
+    return compare(op, _operand(node.this), _operand(node.expression), lambda: _sql(node))
+
+
+def _null_safe(node: exp.Expression) -> Predicate:
+    left, right = _operand(node.this), _operand(node.expression)
+    negated = isinstance(node, exp.NullSafeNEQ)
+    return null_safe_equal(left, right, lambda: _sql(node), negated=negated)
+
+
+def _in(node: exp.In) -> Predicate:
+    if any(node.args.get(k) for k in ("query", "unnest", "field")):
+        return _unsupported(node, "IN over a subquery is not something an index can answer")
+    if not node.expressions:
+        raise InvalidPredicateError(f"{_sql(node)}: an IN list needs at least one value")
+    items = [_operand(item) for item in node.expressions]
+    return member(_operand(node.this), items, lambda: _sql(node))
+
+
+def _between(node: exp.Between) -> Predicate:
+    column, low, high = _operand(node.this), _operand(node.args["low"]), _operand(node.args["high"])
+    if not (isinstance(column, str) and isinstance(low, Literal) and isinstance(high, Literal)):
+        return _unsupported(node, "BETWEEN needs a column and two literals")
+    forward = And((Comparison(column, Op.GE, low), Comparison(column, Op.LE, high)))
+    if not node.args.get("symmetric"):
+        return forward
+    backward = And((Comparison(column, Op.GE, high), Comparison(column, Op.LE, low)))
+    return Or((forward, backward))
+
+
+def _is(node: exp.Is) -> Predicate:
+    """``x IS NULL``; ``x IS TRUE`` / ``IS FALSE`` are never NULL, so (as for ``<=>``) they
+    carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT."""
+    column, target = _operand(node.this), node.expression
+    if isinstance(column, str) and isinstance(target, exp.Null):
+        return IsNull(column)
+    if isinstance(column, str) and isinstance(target, exp.Boolean):
+        lit = Literal(LiteralKind.BOOLEAN, bool(target.this))
+        return And((Comparison(column, Op.EQ, lit), IsNull(column, negated=True)))
+    return _unsupported(node, "IS needs a column and NULL, TRUE or FALSE")
+
+
+def _null_or_nan_function(node: exp.Expression) -> Predicate:
+    """``isnull(x)``, ``isnotnull(x)``, ``isnan(x)``."""
+    args = [node.this] if isinstance(node, exp.IsNan) else list(node.expressions)
+    column = _operand(args[0]) if len(args) == 1 else None
+    if not isinstance(column, str):
+        return _unsupported(node, "the function's argument is not a plain column")
+    name = "isnan" if isinstance(node, exp.IsNan) else _function_name(node)
+    return is_nan(column) if name == "isnan" else IsNull(column, negated=name == "isnotnull")
+
+
+# --------------------------------------------------------------------------- literals
+
+
+def literal_from_sql(text: str) -> Literal | None:
+    """The literal a short SQL text denotes (``DATE '2020-01-01'``), or None."""
+    try:
+        node = sqlglot.parse_one(text, read=_SparkSQL)
+    except (ParseError, TokenError):
+        return None
+    return sql_literal(cast(exp.Expression, node))
+
+
+# --------------------------------------------------------------------------- operands
+
+
+def _operand(node: exp.Expression) -> str | Literal | None:
+    """A column name, a literal, or None for anything else."""
+    node = _unparen(node)
+    if isinstance(node, exp.Column):
+        return _column(node)
+    _reject_parameters(node)
+    return sql_literal(node)
+
+
+def _column(node: exp.Column) -> str | None:
+    """The column's own name: qualifiers (``t.col``) are dropped."""
+    if isinstance(node.this, exp.Identifier):
+        return str(node.this.this)
+    return None  # `*` or `t.*`
+
+
+def sql_literal(node: exp.Expression) -> Literal | None:
+    """The typed literal ``node`` denotes (folding casts and signs), or None."""
+    node = _unparen(node)
+    negations = 0
+    while isinstance(node, exp.Neg):  # iterative: `- - - 5` never recurses
+        negations += 1
+        node = _unparen(node.this)
+    lit = _plain_literal(node)
+    if lit is None or negations % 2 == 0:
+        return lit
+    value = lit.value
+    if isinstance(value, Decimal) and value.as_tuple().exponent == 0:
+        return _number(-int(value))  # -9223372036854775808 is a BIGINT again
+    if isinstance(value, (int, Decimal, float)) and not isinstance(value, bool):
+        return _number(-value) if lit.kind is LiteralKind.INT else Literal(lit.kind, -value)
+    return None
+
+
+def _plain_literal(node: exp.Expression) -> Literal | None:
+    if isinstance(node, exp.Null):
+        return Literal(LiteralKind.NULL, None)
+    if isinstance(node, exp.Boolean):
+        return Literal(LiteralKind.BOOLEAN, bool(node.this))
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return Literal(LiteralKind.STRING, str(node.this))
+        return _numeric_text(str(node.this))
+    if isinstance(node, exp.HexString):
+        digits = str(node.this)
+        padded = digits.zfill(len(digits) + len(digits) % 2)  # X'123' is 0x01 0x23
+        return Literal(LiteralKind.BINARY, bytes.fromhex(padded))
+    if isinstance(node, exp.Concat):  # 'a' 'b': Spark concatenates adjacent literals
+        parts = [_plain_literal(_unparen(p)) for p in node.expressions]
+        if all(p is not None and p.kind is LiteralKind.STRING for p in parts):
+            return Literal(LiteralKind.STRING, "".join(str(p.value) for p in parts if p))
+        return None
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        inner = sql_literal(node.this)
+        if inner is None:
+            return None
+        safe = isinstance(node, exp.TryCast) and bool(node.args.get("safe"))
+        return _fold_cast(inner, node.to, safe=safe, shown=_sql(node))
+    name = _function_name(node)
+    if name in ("decimal", "binary") and len(node.expressions) == 1:
+        inner = sql_literal(node.expressions[0])
+        if inner is None:
+            return None
+        target = exp.DataType.build("DECIMAL(10, 0)" if name == "decimal" else "BINARY")
+        return _fold_cast(inner, target, safe=False, shown=_sql(node))
+    return None
+
+
+def _numeric_text(text: str) -> Literal:
+    """Spark's typing of an unsuffixed number: int, bigint, decimal(p,s) or double."""
+    if "e" in text.lower():
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise InvalidPredicateError(f"numeric literal {text} does not fit in a DOUBLE")
+        return Literal(LiteralKind.FLOAT, value)
+    number = Decimal(text)
+    if len(number.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
+        raise InvalidPredicateError(
+            f"numeric literal {text} has more than {_MAX_DECIMAL_DIGITS} digits"
+        )
+    if "." in text:
+        return Literal(LiteralKind.DECIMAL, number)
+    return _number(int(number))
+
+
+def _number(value: int | Decimal | float) -> Literal:
+    if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
+        return Literal(LiteralKind.INT, value)
+    return Literal(LiteralKind.DECIMAL, Decimal(value))
+
+
+def _fold_cast(inner: Literal, to: exp.DataType, *, safe: bool, shown: str) -> Literal | None:
+    try:
+        return cast_value(inner, to.sql(dialect="spark"))
+    except InvalidCastError as exc:
+        if safe:  # try_cast: a failed cast is NULL
+            return Literal(LiteralKind.NULL, None)
+        raise InvalidPredicateError(f"invalid literal {shown}: {exc}") from None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _function_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return ""
+
+
+def _reject_parameters(node: exp.Expression) -> None:
+    if isinstance(node, (exp.Placeholder, exp.Parameter)):
+        raise InvalidPredicateError(
+            f"the predicate holds an unbound parameter {_sql(node)}: substitute its value first"
+        )
+
+
+def _describe(node: exp.Expression) -> str:
+    if isinstance(node, exp.Func) and not isinstance(node, (exp.Case, exp.Exists)):
+        return f"function {node.sql_name() if not isinstance(node, exp.Anonymous) else node.this}()"
+    return type(node).__name__.upper()
+
+
+def _unsupported(node: exp.Expression, reason: str) -> Unsupported:
+    return Unsupported(sql=_sql(node), reason=reason)
+
+
+def _sql(node: exp.Expression) -> str:
+    return str(node.sql(dialect="spark"))
+
+
+def _plain(message: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", message).strip()
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+# --------------------------------------------------------------------------- deep inputs
+
+_T = TypeVar("_T")
+_DEEP_STACK_BYTES = 512 * 1024 * 1024  # virtual: pages are only touched as deep as needed
+# About 100 bytes of C stack per Python frame was measured for sqlglot's parser, so a
+# million frames (tens of thousands of nesting levels) stays well inside the stack above.
+_DEEP_RECURSION_LIMIT = 1_000_000
+_deep_lock = threading.Lock()
+
+
+def _on_deep_stack(fn: Callable[[str], _T], arg: str) -> _T:
+    """Run ``fn(arg)``; if it recurses too deep, run it again on a thread with a big stack.
+
+    The recursion limit is process-wide, so it is raised only while that thread
+    runs (under a lock) and restored afterwards.
+    """
+    try:
+        return fn(arg)
+    except RecursionError:
+        pass
+    outcome: list[_T] = []
+    failure: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            outcome.append(fn(arg))
+        except BaseException as exc:  # handed to the caller's thread
+            failure.append(exc)
+
+    with _deep_lock:
+        old_limit = sys.getrecursionlimit()
+        old_size = threading.stack_size(_DEEP_STACK_BYTES)
+        try:
+            sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
+            thread = threading.Thread(target=target, name="skipindex-deep-parse", daemon=True)
+            thread.start()
+            thread.join()
+        finally:
+            threading.stack_size(old_size)
+            sys.setrecursionlimit(old_limit)
+    if failure:
+        if isinstance(failure[0], RecursionError):
+            raise InvalidPredicateError(
+                f"predicate {_shorten(arg)} is nested too deeply to parse"
+            ) from None
+        raise failure[0]
+    return outcome[0]
