@@ -32,6 +32,7 @@ from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.prune import PruneResult, prune
 from skipindex.read import read
+from skipindex.store.vacuum import vacuum
 
 __version__ = "0.1.0"
 
@@ -60,4 +61,5 @@ __all__ = [
     "drop_index",
     "prune",
     "read",
+    "vacuum",
 ]

@@ -144,7 +144,7 @@ def _attempt(
         },
     )
     try:
-        committed = commit(location, manifest)
+        committed = commit(location, manifest, build_id)
     except ConflictError:
         vacuum.delete_segments(location, [s.path for s in rewritten + new_segments])
         raise
@@ -204,7 +204,12 @@ def _resolve(column: str, schema: pa.Schema, partitions: Sequence[str] = ()) -> 
             f"cannot index '{column}': it is a partition column, and prune() already skips "
             "files by their folder's partition values"
         )
-    indexable = [n for n in schema.names if domain_of(schema.field(n).type) is not None]
+    if not names:
+        raise UnknownColumnError(
+            f"cannot index '{column}': the table has no readable Parquet files yet, "
+            "so its columns are unknown; build once data has arrived"
+        )
+    indexable = [n for n in names if domain_of(schema.field(n).type) is not None]
     raise UnknownColumnError(
         f"cannot index unknown column '{column}'; the table's columns are: {', '.join(indexable)}"
     )

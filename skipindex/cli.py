@@ -1,4 +1,4 @@
-"""``skipindex build|prune|describe|drop|demo``: the library's verbs on the command line."""
+"""``skipindex build|prune|describe|drop|vacuum|demo``: the library's verbs on the command line."""
 
 from __future__ import annotations
 
@@ -82,6 +82,14 @@ def _drop(args: argparse.Namespace) -> int:
     return 0
 
 
+def _vacuum(args: argparse.Namespace) -> int:
+    from skipindex.store.vacuum import vacuum
+
+    removed = vacuum(args.path)
+    print("\n".join(removed) if removed else "nothing to remove")
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from skipindex.demo import run_demo
 
@@ -131,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
     drop.add_argument("--kind", action="append", default=[])
     drop.add_argument("--all", action="store_true", help="drop the whole index")
     drop.set_defaults(run=_drop)
+
+    vacuum = verbs.add_parser(
+        "vacuum", help="remove superseded index files and what crashed builds left behind"
+    )
+    vacuum.add_argument("path")
+    vacuum.set_defaults(run=_vacuum)
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")

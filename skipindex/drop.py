@@ -68,6 +68,7 @@ def drop_index(
                         segments=tuple(segments),
                         build={"dropped": len(dropped)},
                     ),
+                    build_id,
                 )
             except ConflictError:
                 vacuum.delete_segments(location, [s.path for s in segments])

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skipindex.errors import IndexCorruptError
+from skipindex.errors import IndexCorruptError, SkipIndexError
 from skipindex.evaluate import Evaluation, IndexColumn, LeafReport, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import BoundPredicate
@@ -26,10 +26,12 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.partitions import partition_fields, partition_index
 from skipindex.store.location import DataFile, TableLocation, locate
-from skipindex.store.manifest import Manifest, load_latest
+from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
 __all__ = ["PruneResult", "prune"]
+
+_READ_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -94,15 +96,30 @@ def prune(path: str, where: Any, *, on_damaged: str = "raise") -> PruneResult:
     location = locate(path)
     listing = location.list_data_files()
     try:
-        manifest = load_latest(location)
-        if manifest is None:
-            return _keep_all(location, listing, where, started, "table has no skipindex index")
-        return _prune(location, manifest, listing, where, started)
+        return _prune_latest(location, listing, where, started)
     except IndexCorruptError as exc:
         if on_damaged == "raise":
             raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         return _keep_all(location, listing, where, started, f"{exc}; kept every file")
+
+
+def _prune_latest(
+    location: TableLocation, listing: list[DataFile], where: Any, started: float
+) -> PruneResult:
+    """Prune against the newest version. A concurrent build may commit and clean
+    up the files of the version being read; then the newer version is used."""
+    for attempt in range(_READ_ATTEMPTS):
+        seen = manifest_versions(location)
+        try:
+            manifest = load_latest(location)
+            if manifest is None:
+                return _keep_all(location, listing, where, started, "table has no skipindex index")
+            return _prune(location, manifest, listing, where, started)
+        except IndexCorruptError:
+            if attempt + 1 == _READ_ATTEMPTS or manifest_versions(location)[-1:] == seen[-1:]:
+                raise  # nothing newer appeared: the damage is real
+    raise AssertionError("unreachable")
 
 
 def _prune(
@@ -130,9 +147,22 @@ def _prune(
         if partition.name in columns:
             paths = segments.column("path").to_pylist()
             indexes[partition.name].append(partition_index(partition, paths, num_rows))
-    evaluation: Evaluation = evaluate(bound, num_rows, indexes)
+    try:
+        evaluation: Evaluation = evaluate(bound, num_rows, indexes)
+    except SkipIndexError:
+        raise
+    except (ValueError, TypeError, IndexError, pa.ArrowException) as exc:
+        # Payload bytes that do not decode: name what is damaged, never guess.
+        names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
+        raise IndexCorruptError(
+            f"index data ({names}) of {location.user_root} is damaged: {exc}; "
+            "rebuild it with drop_index + build_index"
+        ) from exc
+    # An unreadable file (not Parquet, say) has no payloads: it is always kept.
+    unreadable = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
+    might_match = evaluation.might_match | unreadable
     keep = ~covered.copy()
-    keep[covered] = evaluation.might_match[positions[covered]]
+    keep[covered] = might_match[positions[covered]]
     files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
     return PruneResult(
         files=files,

@@ -164,17 +164,19 @@ def load_latest(location: TableLocation) -> Manifest | None:
     return load_version(location, versions[-1]) if versions else None
 
 
-def commit(location: TableLocation, manifest: Manifest) -> Manifest:
+def commit(location: TableLocation, manifest: Manifest, build_id: str = "") -> Manifest:
     """Write ``manifest`` as ``v<manifest.version>.json`` iff no such version exists.
 
-    Raises ConflictError when another writer committed that version first.
+    Raises ConflictError when another writer committed that version first. The
+    temporary file is named after ``build_id`` so cleanup can tell a dead
+    writer's leftovers from a live one's.
     """
     stamped = replace(manifest, created_ms=int(time.time() * 1000))
     doc = stamped.to_json()
     _validator().validate(doc)  # never write what we would refuse to read
     payload = json.dumps(doc, indent=1, sort_keys=True).encode("utf-8")
     final = manifest_path(location, stamped.version)
-    tmp = f"{location.index_dir}/.tmp-{uuid.uuid4().hex}.json"
+    tmp = f"{location.index_dir}/.tmp-{build_id or 'x-x'}-{uuid.uuid4().hex}.json"
     location.fs.create_dir(location.index_dir, recursive=True)
     with location.fs.open_output_stream(tmp) as out:
         out.write(payload)

@@ -54,7 +54,10 @@ def write_segment(location: TableLocation, name: str, table: pa.Table) -> Segmen
     relative = f"segments/{name}.parquet"
     path = f"{location.index_dir}/{relative}"
     location.fs.create_dir(f"{location.index_dir}/segments", recursive=True)
-    pq.write_table(table, path, filesystem=location.fs, compression="zstd")
+    # Page checksums: a flipped byte fails the read instead of decoding wrongly.
+    pq.write_table(
+        table, path, filesystem=location.fs, compression="zstd", write_page_checksum=True
+    )
     size = location.fs.get_file_info(path).size
     rows = int(pa.compute.sum(table.column("num_rows")).as_py() or 0) if len(table) else 0
     return SegmentRef(path=relative, files=len(table), rows=rows, bytes=int(size))
@@ -81,7 +84,9 @@ def read_segments(
 def _read_one(location: TableLocation, ref: SegmentRef, columns: list[str]) -> pa.Table:
     path = f"{location.index_dir}/{ref.path}"
     try:
-        table = pq.read_table(path, columns=columns, filesystem=location.fs)
+        table = pq.read_table(
+            path, columns=columns, filesystem=location.fs, page_checksum_verification=True
+        )
     except FileNotFoundError as exc:
         raise IndexCorruptError(f"index segment is missing: {path}") from exc
     except (pa.ArrowException, OSError, KeyError) as exc:

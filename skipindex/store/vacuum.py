@@ -20,14 +20,13 @@ from contextlib import contextmanager, suppress
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
-from skipindex.store.location import TableLocation
+from skipindex.store.location import TableLocation, locate
 from skipindex.store.manifest import load_version, manifest_path, manifest_versions
 
-__all__ = ["collect", "delete_segments", "in_flight", "new_build_id"]
+__all__ = ["collect", "delete_segments", "in_flight", "new_build_id", "vacuum"]
 
 KEEP_VERSIONS = 2  # the newest, and the one a concurrent reader may still be reading
 STALE_AFTER_MS = 6 * 3600 * 1000
-_TMP_GRACE_MS = 3600 * 1000
 
 
 def new_build_id() -> str:
@@ -74,13 +73,27 @@ def collect(location: TableLocation) -> list[str]:
         if entry.path not in referenced and build not in live:
             doomed.append(entry.path)
     now = _now_ms()
-    doomed.extend(
-        entry.path
-        for entry in location.fs.get_file_info(pafs.FileSelector(location.index_dir))
-        if entry.base_name.startswith(".tmp-") and now - entry.mtime_ns // 10**6 > _TMP_GRACE_MS
-    )
+    for entry in location.fs.get_file_info(pafs.FileSelector(location.index_dir)):
+        if not entry.base_name.startswith(".tmp-"):
+            continue
+        build = "-".join(entry.base_name.removeprefix(".tmp-").split("-")[:2])
+        if build not in live or now - entry.mtime_ns // 10**6 > STALE_AFTER_MS:
+            doomed.append(entry.path)
     _delete(location, doomed)
     return doomed
+
+
+def vacuum(path: str) -> list[str]:
+    """Remove superseded manifests and segments, and what dead builds left behind.
+
+    Builds and ``drop_index`` do this themselves; call it after a crashed build
+    or to reclaim space sooner. Returns the deleted paths, relative to the table
+    root. Data files are never touched: only ``_skipindex/`` is cleaned.
+    """
+    location = locate(path)
+    location.list_data_files()  # a path that is not a table is an error, not a no-op
+    prefix = location.root + "/"
+    return [p.removeprefix(prefix) for p in collect(location)]
 
 
 def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:
