@@ -39,7 +39,7 @@ def _arm(crash: str) -> None:
     elif crash == "commit":
         build.commit = _die  # type: ignore[assignment]
     elif crash == "publish":
-        manifest._publish = _die  # type: ignore[assignment]  # noqa: SLF001
+        manifest._publish = _die  # type: ignore[assignment]
     elif crash == "vacuum":
         vacuum.collect = _die  # type: ignore[assignment]
 
