@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skipindex.errors import SkipIndexError
@@ -72,6 +73,13 @@ def generate_lineitem(target: Path, scale: float, files: int) -> Path:
             capture_output=True,
         )
         table = pq.read_table(Path(scratch) / "lineitem.parquet")
+    # tpchgen writes string_view; plain strings are what most writers produce.
+    table = table.cast(
+        pa.schema(
+            pa.field(f.name, pa.string() if pa.types.is_string_view(f.type) else f.type)
+            for f in table.schema
+        )
+    )
     per_file = -(-table.num_rows // files)
     for number in range(files):
         chunk = table.slice(number * per_file, per_file)
