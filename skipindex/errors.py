@@ -10,7 +10,6 @@ __all__ = [
     "ConflictError",
     "IndexCorruptError",
     "IndexFormatVersionError",
-    "IndexNotFoundError",
     "InvalidPredicateError",
     "InvalidSpecError",
     "NotATableError",
@@ -45,10 +44,6 @@ class InvalidSpecError(SkipIndexError, ValueError):
 
 class NotATableError(SkipIndexError, FileNotFoundError):
     """The path does not exist or holds no Parquet data files."""
-
-
-class IndexNotFoundError(SkipIndexError, FileNotFoundError):
-    """The table has no skipindex index (no ``_skipindex/`` manifest)."""
 
 
 class IndexCorruptError(SkipIndexError, ValueError):

@@ -28,7 +28,7 @@ import pyarrow as pa
 from pyroaring import BitMap
 
 from skipindex._types import Domain, domain_of
-from skipindex.errors import UnsupportedTypeError
+from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundLeaf
 
 __all__ = ["FileBatch", "IndexKind", "IndexSpec"]
@@ -89,6 +89,19 @@ class IndexKind(ABC):
         self.arrow_type = arrow_type
         self.domain: Domain = domain
         self.params = dict(params)
+        self.options: IndexSpec = self._options(column, params)
+
+    def _options(self, column: str, params: dict[str, Any]) -> IndexSpec:
+        """The spec these parameters describe: one validation for both the
+        user-facing spec and parameters read back from a manifest."""
+        allowed = sorted(f.name for f in fields(self.spec) if f.name != "column")
+        unknown = sorted(set(params) - set(allowed))
+        if unknown:
+            raise InvalidSpecError(
+                f"index kind '{self.kind}' on '{column}': unknown parameter(s) {unknown}; "
+                f"it takes {allowed}"
+            )
+        return self.spec(column, **params)
 
     @abstractmethod
     def payload_type(self) -> pa.StructType:

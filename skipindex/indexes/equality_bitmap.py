@@ -63,11 +63,7 @@ class EqualityBitmapKind(BitmapKind):
     spec = EqualityBitmap
     precision = 30
 
-    def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
-        super().__init__(column, arrow_type, params)
-        self.max_distinct = check_int_param(
-            self.kind, "max_distinct", params.get("max_distinct", DEFAULT_MAX_DISTINCT), 1
-        )
+    options: EqualityBitmap
 
     def payload_type(self) -> pa.StructType:
         values = pa.list_(self.value_type())
@@ -82,7 +78,7 @@ class EqualityBitmapKind(BitmapKind):
 
     def build(self, values: pa.Array) -> dict[str, Any]:
         col = split_nulls(values, self.domain)
-        buckets = bucketize(col, self.max_distinct)
+        buckets = bucketize(col, self.options.max_distinct)
         return {
             "values": list_value(buckets.highs),
             "lows": None if buckets.lows is None else list_value(buckets.lows),

@@ -73,9 +73,7 @@ class RangeBitmapKind(BitmapKind):
     spec = RangeBitmap
     precision = 20
 
-    def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
-        super().__init__(column, arrow_type, params)
-        self.bins = check_int_param(self.kind, "bins", params.get("bins", DEFAULT_BINS), 2)
+    options: RangeBitmap
 
     def payload_type(self) -> pa.StructType:
         values = pa.list_(self.value_type())
@@ -91,7 +89,7 @@ class RangeBitmapKind(BitmapKind):
 
     def build(self, values: pa.Array) -> dict[str, Any]:
         col = split_nulls(values, self.domain)
-        buckets = bucketize(col, self.bins)
+        buckets = bucketize(col, self.options.bins)
         per_bin = buckets.bitmaps
         k = len(per_bin)
         # C_j for j < flip_from, then U_j = rows above b_j for flip_from <= j < k-1.
