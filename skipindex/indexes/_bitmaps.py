@@ -331,7 +331,8 @@ class FilePayload:
 
     def bitmap(self, name: str, j: int) -> BitMap:
         """Item ``j`` of a list<binary> field, decoded once."""
-        return self.bitmaps(name, j, j + 1)[0]
+        decoded = self._decoded.get((name, j))
+        return decoded if decoded is not None else self.bitmaps(name, j, j + 1)[0]
 
     def bitmaps(self, name: str, a: int, b: int) -> list[BitMap]:
         """Items ``a..b-1`` of a list<binary> field, decoded once (in bulk)."""

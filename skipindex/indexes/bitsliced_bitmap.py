@@ -184,8 +184,9 @@ class BitSlicedBitmapKind(BitmapKind):
             if c >= (1 << m) - 1:
                 return file.nonnull
             result: BitMap | None = None  # None = every row (only 1-bits seen so far)
+            every_slice = file.bitmaps("slices", 0, m)  # all m are needed: decode in one go
             for i in range(m):
-                bit_slice = file.bitmap("slices", i)
+                bit_slice = every_slice[i]
                 if (c >> i) & 1:
                     if result is not None:
                         result |= bit_slice

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skipindex.errors import IndexCorruptError
+from skipindex.store.cache import segment_cache
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
 
@@ -82,6 +83,19 @@ def read_segments(
 
 
 def _read_one(location: TableLocation, ref: SegmentRef, columns: list[str]) -> pa.Table:
+    """The requested columns of one segment, from the cache where possible."""
+    keys = {c: (location.uri, ref.path, c) for c in columns}
+    cached = {c: segment_cache.get(k) for c, k in keys.items()}
+    missing = [c for c, column in cached.items() if column is None]
+    if missing:
+        table = _read_columns(location, ref, missing)
+        for name in missing:
+            cached[name] = table.column(name)
+            segment_cache.put(keys[name], table.column(name))
+    return pa.table({c: cached[c] for c in columns})
+
+
+def _read_columns(location: TableLocation, ref: SegmentRef, columns: list[str]) -> pa.Table:
     path = f"{location.index_dir}/{ref.path}"
     try:
         table = pq.read_table(
