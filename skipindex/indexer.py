@@ -108,8 +108,12 @@ def _index_file(
     row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     notes: list[str] = []
     payloads: list[dict[str, Any] | None] = []
+    columns: dict[str, pa.Array | str] = {}  # each column cast once, shared by its kinds
     for kind in kinds:
-        column = _column(table, kind.column, schema.field(kind.column).type, metadata.num_rows)
+        if kind.column not in columns:
+            table_type = schema.field(kind.column).type
+            columns[kind.column] = _column(table, kind.column, table_type, metadata.num_rows)
+        column = columns[kind.column]
         if isinstance(column, str):
             notes.append(column)
             payloads.append(None)
