@@ -80,6 +80,16 @@ def _assert_clean(root: Path) -> None:
     assert {p.name for p in (index / "segments").glob("*")} == referenced
 
 
+def _recover(root: Path) -> si.BuildReport:
+    """After a crash: the current version is whole, and the next build completes,
+    keeps exactly the matching files and leaves nothing behind."""
+    _assert_correct(root)
+    report = build_with(str(root), None, InProcessRunner())
+    _assert_correct(root, exact=True)
+    _assert_clean(root)
+    return report
+
+
 def _child(root: Path, crash: str, runner: str = "inprocess") -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(root), runner, crash],
@@ -103,11 +113,8 @@ def test_build_killed_at_a_chosen_point(tmp_path: Path, crash: str):
     latest = load_latest(locate(str(root)))
     assert latest is not None
     assert latest.version == (2 if crash == "vacuum" else 1)
-    _assert_correct(root)
-    report = build_with(str(root), None, InProcessRunner())
+    report = _recover(root)
     assert report.files_indexed == (0 if crash == "vacuum" else 15)
-    _assert_correct(root, exact=True)
-    _assert_clean(root)
 
 
 def test_build_killed_at_random_moments(tmp_path: Path):
@@ -122,9 +129,7 @@ def test_build_killed_at_random_moments(tmp_path: Path):
         os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=60)
         _assert_correct(root)  # whatever version is current, it is whole
-    build_with(str(root), None, InProcessRunner())
-    _assert_correct(root, exact=True)
-    _assert_clean(root)
+    _recover(root)
 
 
 @pytest.mark.spark
@@ -141,10 +146,7 @@ def test_spark_build_killed_while_tasks_write_segments(tmp_path: Path):
     time.sleep(random.Random(3).uniform(0.0, 1.5))
     os.killpg(child.pid, signal.SIGKILL)  # the driver, its JVM and Python workers
     child.wait(timeout=60)
-    _assert_correct(root)
-    build_with(str(root), None, InProcessRunner())
-    _assert_correct(root, exact=True)
-    _assert_clean(root)
+    _recover(root)
 
 
 def test_concurrent_builds_both_end_and_readers_see_whole_versions(tmp_path: Path):
