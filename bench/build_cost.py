@@ -1,0 +1,241 @@
+"""Section 3: index build cost against just reading the indexed columns.
+
+In-process (skipindex's task code in this process, ``InProcessRunner``) build of
+each kind vs ``pq.read_table(f, columns=...)`` over the same files, alternating;
+then the all-kinds build with Spark ``local[1]`` vs ``local[2]``, each session in
+its own worker process (this file run with ``--worker``) so both stay warm and
+the runs can alternate.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import data
+import pyarrow.parquet as pq
+from measure import Config, Section, Table, Target, mb, median, ratio, secs
+from queries import BLOOM, NUMERIC, STRINGS
+
+import skipindex as si
+from skipindex.build import InProcessRunner, build_with
+
+SPARK_WARMUP = 2  # rounds: JIT, Python workers
+SETTLE = 3.0  # seconds between Spark builds
+
+
+def kinds() -> dict[str, list[Any]]:
+    minmax = [si.MinMax(c) for c in NUMERIC + STRINGS]
+    bloom = [si.Bloom(c, fpp=0.01) for c in BLOOM]
+    equality = [si.EqualityBitmap(c) for c in STRINGS]
+    bitsliced = [si.BitSlicedBitmap(c) for c in NUMERIC]
+    ranged = [si.RangeBitmap(c) for c in NUMERIC]
+    return {
+        "min-max (11 columns)": minmax,
+        "Bloom (3 key columns)": bloom,
+        "min-max + Bloom": minmax + bloom,
+        "equality bitmap (4 string columns)": equality,
+        "bit-sliced bitmap (7 numeric/date columns)": bitsliced,
+        "range bitmap (7 numeric/date columns)": ranged,
+        "all kinds together": minmax + bloom + equality + bitsliced + ranged,
+    }
+
+
+def build_table(files: int) -> Path:
+    """The first ``files`` files of the SF1 natural layout, as their own table."""
+    source = data.lineitem(1, "natural", 100)
+    return data.index_copy(source, f"build-{files}", limit=files)
+
+
+def _build_once(table: Path, specs: list[Any], runner: Any) -> float:
+    si.drop_index(str(table))
+    return float(build_with(str(table), specs, runner).seconds)
+
+
+def _read_once(table: Path, columns: list[str]) -> float:
+    started = time.perf_counter()
+    for file in data.data_files(table):
+        pq.read_table(file, columns=columns)
+    return time.perf_counter() - started
+
+
+def in_process(config: Config) -> tuple[Table, dict[str, Any], list[Target]]:
+    table = build_table(config.build_files)
+    rows = []
+    plot: dict[str, list[Any]] = {"kinds": [], "ratio": []}
+    ratios: dict[str, float] = {}
+    for name, specs in kinds().items():
+        columns = sorted({s.column for s in specs})
+        build_times: list[float] = []
+        read_times: list[float] = []
+        for round_ in range(1 + config.runs):  # round 0 warms up
+            pair = [
+                (build_times, lambda s=specs: _build_once(table, s, InProcessRunner())),
+                (read_times, lambda c=columns: _read_once(table, c)),
+            ]
+            for times, action in pair if round_ % 2 else reversed(pair):
+                seconds = action()
+                if round_:
+                    times.append(seconds)
+        description = si.describe(str(table))
+        total_rows = sum(pq.read_metadata(f).num_rows for f in data.data_files(table))
+        ratios[name] = median(build_times) / median(read_times)
+        rows.append(
+            [
+                name,
+                str(len(columns)),
+                secs(median(read_times)),
+                secs(median(build_times)),
+                ratio(ratios[name]),
+                mb(description.index_bytes),
+            ]
+        )
+        plot["kinds"].append(name.split(" (")[0])
+        plot["ratio"].append(ratios[name])
+    headers = ["kind", "columns", "pyarrow read s", "build s", "build / read", "index size"]
+    title = (
+        f"in-process build vs pyarrow read, {config.build_files} files of SF1 natural "
+        f"({total_rows:,} rows)"
+    )
+    targets = [
+        Target(
+            "build-light",
+            "min-max + Bloom build <= 1.5x reading the indexed columns",
+            ratio(ratios["min-max + Bloom"]),
+            ratios["min-max + Bloom"] <= 1.5,
+        ),
+        Target(
+            "build-all",
+            "all-kinds build <= 3x reading the indexed columns",
+            ratio(ratios["all kinds together"]),
+            ratios["all kinds together"] <= 3.0,
+        ),
+    ]
+    return Table(title, headers, rows), plot, targets
+
+
+class _Worker:
+    """A Python process holding one local[n] SparkSession; builds on request."""
+
+    def __init__(self, cores: int, table: Path) -> None:
+        self.cores = cores
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", str(cores), str(table)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+
+    def ready(self) -> None:
+        self._answer()
+
+    def build(self) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write("build\n")
+        self.process.stdin.flush()
+        return float(self._answer()["seconds"])
+
+    def _answer(self) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            if line.startswith("{"):
+                return dict(json.loads(line))
+        raise RuntimeError(f"Spark worker local[{self.cores}] exited early")
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=120)
+
+
+def spark_scaling(config: Config) -> tuple[Table, Target]:
+    source = data.lineitem(1, "natural", 100)
+    workers = [
+        _Worker(cores, data.index_copy(source, f"spark-{cores}", limit=config.spark_build_files))
+        for cores in (1, 2)
+    ]
+    try:
+        for worker in workers:
+            worker.ready()
+        times: dict[int, list[float]] = {1: [], 2: []}
+        for round_ in range(SPARK_WARMUP + config.runs):
+            for worker in workers if round_ % 2 else reversed(workers):
+                time.sleep(SETTLE)  # let the other JVM's JIT and GC threads go quiet
+                seconds = worker.build()
+                if round_ >= SPARK_WARMUP:
+                    times[worker.cores].append(seconds)
+    finally:
+        for worker in workers:
+            worker.close()
+    speedup = median(times[1]) / median(times[2])
+    spark_table = data.index_copy(source, "spark-2", limit=config.spark_build_files)
+    columns = sorted({s.column for s in kinds()["all kinds together"]})
+    read = median([_read_once(spark_table, columns) for _ in range(config.runs)])
+    table = Table(
+        f"all-kinds build with Spark (`si.build_index`), {config.spark_build_files} files of "
+        f"SF1 natural",
+        ["session", "build s (median)", "runs"],
+        [
+            [f"local[{c}]", secs(median(times[c])), ", ".join(secs(t) for t in times[c])]
+            for c in (1, 2)
+        ]
+        + [
+            ["local[1] / local[2]", ratio(speedup), ""],
+            ["pyarrow read of the 11 columns", secs(read), "median, after the builds"],
+            ["local[2] build / read", ratio(median(times[2]) / read), ""],
+        ],
+    )
+    return table, Target(
+        "build-spark",
+        "Spark local[2] >= 1.6x faster than local[1] (all kinds)",
+        ratio(speedup),
+        speedup >= 1.6,
+    )
+
+
+def run(config: Config) -> Section:
+    section = Section(
+        key="build",
+        title="3. Build cost",
+        intro=(
+            "Build time per index kind (skipindex's task code run in this process, one core "
+            "for the Python work; drop, then `build_with(path, specs, InProcessRunner())`, "
+            "the BuildReport's seconds) against the time pyarrow takes to read just the "
+            "indexed columns of the same files (`pq.read_table(f, columns=...)` per file). "
+            f"Medians of {config.runs} alternating runs after a warm-up round."
+        ),
+    )
+    table, plot, targets = in_process(config)
+    section.tables.append(table)
+    section.plot = plot
+    section.targets += targets
+    spark_table, spark_target = spark_scaling(config)
+    section.tables.append(spark_table)
+    section.targets.append(spark_target)
+    return section
+
+
+def _worker(cores: int, table: str) -> None:
+    from skipindex._spark import local_session
+
+    spark = local_session(cores, app_name=f"bench-build-local{cores}")
+    spark.sparkContext.setLogLevel("ERROR")
+    specs = kinds()["all kinds together"]
+    print(json.dumps({"ready": cores}), flush=True)
+    for line in sys.stdin:
+        if line.strip() != "build":
+            continue
+        si.drop_index(table)
+        report = si.build_index(table, specs, spark=spark)
+        print(json.dumps({"seconds": report.seconds}), flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
+        _worker(int(sys.argv[2]), sys.argv[3])

@@ -1,0 +1,210 @@
+"""Section 5: prune latency and memory as the number of files grows.
+
+Tables of many ~100-row files (a sample of SF1 lineitem sorted by l_shipdate),
+indexed with min-max, Bloom and bitmaps. Warm: repeated ``prune()`` in this
+process. Cold: a fresh Python process timing ``import skipindex`` plus its first
+``prune()`` and reading its memory from ``/proc/self/status`` (VmRSS after the
+import, VmHWM after the prune). The OS page cache is warm in both.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import data
+from measure import Config, Section, Table, Target, mb, median, ms, repeat, secs
+from runners import ensure_index
+
+import skipindex as si
+
+PREDICATES = {
+    "min-max": "l_shipdate BETWEEN DATE '1995-06-01' AND DATE '1995-06-03'",
+    "Bloom": "l_partkey = 4242",
+    "3-condition bitmaps": "l_shipmode = 'AIR' AND l_quantity = 1 AND l_discount = 0.00",
+}
+COLUMNS = {
+    "min-max": {"l_shipdate"},
+    "Bloom": {"l_partkey"},
+    "3-condition bitmaps": {"l_shipmode", "l_quantity", "l_discount"},
+}
+WARM_LIMIT = {"min-max": 0.1, "Bloom": 0.1, "3-condition bitmaps": 1.0}
+COLD_LIMIT = 3.0
+TARGET_FILES = 10000
+
+COLD = """
+import json, sys, time
+started = time.perf_counter()
+import skipindex as si
+imported = time.perf_counter()
+def status():
+    with open("/proc/self/status") as f:
+        return {k: int(v.split()[0]) * 1024 for k, v in (l.split(":", 1) for l in f)
+                if k in ("VmRSS", "VmHWM")}
+before = status()
+result = si.prune(sys.argv[1], sys.argv[2])
+done = time.perf_counter()
+after = status()
+print(json.dumps({"import": imported - started, "prune": done - imported,
+                  "rss": before["VmRSS"], "hwm": after["VmHWM"], "kept": result.kept}))
+"""
+
+
+def specs() -> list[Any]:
+    return [
+        si.MinMax("l_shipdate"),
+        si.Bloom("l_partkey", fpp=0.01),
+        si.EqualityBitmap("l_shipmode"),
+        si.BitSlicedBitmap("l_quantity"),
+        si.BitSlicedBitmap("l_discount"),
+    ]
+
+
+def _uncached(table: Path, where: str) -> Any:
+    """A warm process, but the segment columns read again (cache cleared first)."""
+    try:
+        from skipindex.store.cache import segment_cache
+    except ImportError:  # a skipindex without the cache
+        pass
+    else:
+        segment_cache.clear()
+    return si.prune(str(table), where)
+
+
+def cold(table: Path, where: str) -> dict[str, Any]:
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", COLD, str(table), where],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answer = dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    answer["wall"] = time.perf_counter() - started
+    return answer
+
+
+def run(config: Config) -> Section:
+    section = Section(
+        key="scale",
+        title="5. Prune at scale",
+        intro=(
+            "Tables of N files of 100 rows (an SF1 sample sorted by l_shipdate), indexed with "
+            "min-max on l_shipdate, Bloom on l_partkey, an equality bitmap on l_shipmode and "
+            "bit-sliced bitmaps on l_quantity and l_discount (built with skipindex's task code "
+            "in a 2-process pool). Warm: median of "
+            f"{config.runs} `prune()` calls in one process after a warm-up call (repeated calls "
+            "reuse skipindex's in-process cache of segment columns; the next column clears it "
+            "before each call, so segments are read again). Targets use the first. Cold: median "
+            f"of {config.runs} fresh processes, `import skipindex` + first `prune()` (process "
+            "wall time in brackets, with interpreter start-up). Memory, from the cold process: "
+            "RSS after the import, and peak RSS (VmHWM) after the prune minus that. Index "
+            "bytes needed: compressed segment bytes of the indexes on the predicate's columns."
+        ),
+    )
+    rows = []
+    plot: dict[str, Any] = {"files": list(config.scale_counts), **{p: [] for p in PREDICATES}}
+    warm_at: dict[str, float] = {}
+    cold_at: dict[str, float] = {}
+    memory: list[tuple[int, str, int, int]] = []
+    for count in config.scale_counts:
+        table = data.small_files(count)
+        started = time.perf_counter()
+        if ensure_index(table, specs()):
+            print(f"  indexed {count} files in {time.perf_counter() - started:.1f} s")
+        description = si.describe(str(table))
+        for name, where in PREDICATES.items():
+            needed = sum(
+                int(d["bytes"]) for d in description.indexes if d["column"] in COLUMNS[name]
+            )
+            result = si.prune(str(table), where)
+            warm = median(repeat(partial(si.prune, str(table), where), config.runs))
+            uncached = median(repeat(partial(_uncached, table, where), config.runs))
+            colds = [cold(table, where) for _ in range(config.runs)]
+            cold_s = median([c["import"] + c["prune"] for c in colds])
+            wall = median([c["wall"] for c in colds])
+            growth = int(median([max(c["hwm"] - c["rss"], 0) for c in colds]))
+            rss = int(median([c["rss"] for c in colds]))
+            rows.append(
+                [
+                    f"{count:,}",
+                    name,
+                    f"{result.kept:,}",
+                    mb(needed),
+                    ms(warm),
+                    ms(uncached),
+                    f"{secs(cold_s)} s ({secs(wall)} s)",
+                    mb(rss),
+                    mb(growth),
+                ]
+            )
+            plot[name].append(warm)
+            memory.append((count, name, needed, growth))
+            if count == TARGET_FILES:
+                warm_at[name] = warm
+                cold_at[name] = cold_s
+    section.tables.append(
+        Table(
+            "prune latency and memory by number of files",
+            [
+                "files",
+                "predicate",
+                "kept",
+                "index bytes needed",
+                "warm ms",
+                "warm ms, segment cache cleared",
+                "cold s (process)",
+                "RSS after import",
+                "peak RSS growth",
+            ],
+            rows,
+            notes=[f"predicates: {', '.join(f'{k}: `{v}`' for k, v in PREDICATES.items())}"],
+        )
+    )
+    section.plot = plot
+    for name in PREDICATES:
+        limit = WARM_LIMIT[name]
+        value = warm_at.get(name)
+        section.targets.append(
+            Target(
+                f"scale-warm-{name}",
+                f"warm prune over 10k files <= {ms(limit)} ms ({name})",
+                f"{ms(value)} ms" if value is not None else "not measured",
+                None if value is None else value <= limit,
+            )
+        )
+    worst = max(cold_at.values()) if cold_at else None
+    section.targets.append(
+        Target(
+            "scale-cold",
+            "cold prune (fresh process: import + first prune) over 10k files <= 3 s",
+            f"{secs(worst)} s (slowest predicate)" if worst is not None else "not measured",
+            None if worst is None else worst <= COLD_LIMIT,
+        )
+    )
+    section.targets.append(_memory_target(memory))
+    return section
+
+
+def _memory_target(memory: list[tuple[int, str, int, int]]) -> Target:
+    """Within each table size, does peak memory order the predicates the way the
+    index bytes they need do?"""
+    ordered = True
+    for count in sorted({m[0] for m in memory}):
+        at = sorted((m for m in memory if m[0] == count), key=lambda m: m[2])
+        growths = [m[3] for m in at]
+        ordered &= all(b >= a * 0.9 for a, b in itertools.pairwise(growths))
+    largest = max(memory, key=lambda m: (m[0], m[2]))
+    return Target(
+        "scale-memory",
+        "memory grows with the index bytes a predicate needs",
+        f"at {largest[0]:,} files the {largest[1]} predicate needs {mb(largest[2])} of index "
+        f"and peaks {mb(largest[3])} above the post-import RSS",
+        ordered,
+    )
