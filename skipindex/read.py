@@ -37,6 +37,10 @@ def read(spark: Any, path: str, where: Any, *, on_damaged: str = "raise") -> Any
     reader = spark.read.option("basePath", root)
     if schema is not None:
         reader = reader.schema(schema)
+    if result.kept == result.total:
+        # Nothing to skip: read the folder the way plain Spark does, instead of
+        # handing it every path (which costs more to plan and list).
+        return reader.parquet(root).filter(condition)
     previous = spark.conf.get(_DISCOVERY_THRESHOLD, None)
     # Listing more than `threshold` explicit paths would start a Spark job.
     spark.conf.set(_DISCOVERY_THRESHOLD, str(max(len(result.files) + 1, 32)))

@@ -210,3 +210,12 @@ def test_cli_build_then_refresh(spark, tmp_path, capsys):
     assert {
         (d["column"], d["kind"], d["params"].get("fpp")) for d in si.describe(str(root)).indexes
     } == {("id", "minmax", None), ("key", "bloom", 0.02)}
+
+
+def test_read_when_nothing_can_be_skipped_reads_the_folder(spark, tmp_path):
+    root = tmp_path / "t"
+    _write_clustered(root, files=3)
+    si.build_index(str(root), [si.MinMax("id")], spark=spark)
+    frame = si.read(spark, str(root), "id >= 0")
+    assert frame.count() == 3000
+    assert frame.inputFiles() == spark.read.parquet(str(root)).inputFiles()
