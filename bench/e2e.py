@@ -80,6 +80,11 @@ def run(config: Config) -> Section:
                 )
             prune_t = median(repeat(partial(si.prune, str(folder), query.sql), config.runs))
             speedup = median(spark_t) / median(skip_t)
+            print(
+                f"  {order} {query.name}: Spark {median(spark_t):.2f} s, skipindex.read "
+                f"{median(skip_t):.2f} s ({speedup:.2f}x)",
+                flush=True,
+            )
             share = len(matching) / result.total
             label = f"{order} {query.name} ({ratio(speedup)})"
             if share <= FAST_WHEN_FLOOR_AT_MOST:
