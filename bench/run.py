@@ -3,11 +3,13 @@
     python bench/run.py --quick                      # < 10 min on 2 cores, data included
     python bench/run.py --full                       # SF10 Spark timings; takes long
     python bench/run.py --quick --only skipping,size # some sections
+    python bench/run.py --report                     # re-render from saved results
 
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/data/results/, so a run with --only re-renders the report with the
-other sections' latest results (each says its own mode and date).
+other sections' latest results (each says its own mode and date); the latest
+--full results are shown after the quick ones.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from report import ORDER, plot, render
 
 HERE = Path(__file__).resolve().parent
 RESULTS = data.DATA / "results"
+MODES = ("quick", "full")
 ALIASES = {"sizes": "size", "build_cost": "build", "spark": "e2e", "prune": "scale"}
 
 
@@ -72,11 +75,23 @@ def prepare(config: Config, keys: list[str]) -> float:
 
 def save(section: Section) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{section.key}.json").write_text(json.dumps(dataclasses.asdict(section)))
+    folder = RESULTS / section.mode
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{section.key}.json").write_text(json.dumps(dataclasses.asdict(section)))
 
 
-def load(key: str) -> Section | None:
-    path = RESULTS / f"{key}.json"
+def _migrate() -> None:
+    """Results saved flat by earlier versions of this script go under their mode."""
+    for path in RESULTS.glob("*.json"):
+        raw = json.loads(path.read_text())
+        mode = raw.get("mode") or ("full" if "--full" in raw.get("command", "") else "quick")
+        if mode in MODES:
+            (RESULTS / mode).mkdir(exist_ok=True)
+            path.replace(RESULTS / mode / path.name)
+
+
+def load(key: str, mode: str) -> Section | None:
+    path = RESULTS / mode / f"{key}.json"
     if not path.exists():
         return None
     raw = json.loads(path.read_text())
@@ -88,20 +103,28 @@ def load(key: str) -> Section | None:
     return Section(**raw)
 
 
-def report_only() -> int:
-    """Re-render RESULTS.md and results.png from bench/data/results (e.g. after
-    editing causes.py), keeping the header of the run that wrote the report."""
-    sections = {k: s for k in ORDER if (s := load(k)) is not None}
-    header = RESULTS / "header.json"
-    if not sections or not header.exists():
+def saved_sections() -> list[Section]:
+    """The latest result of every section, quick mode first, then full mode."""
+    _migrate()
+    return [s for mode in MODES for k in ORDER if (s := load(k, mode)) is not None]
+
+
+def saved_runs() -> dict[str, dict[str, Any]]:
+    """Per mode, the command, machine and timing of the latest run."""
+    _migrate()
+    paths = {mode: RESULTS / mode / "header.json" for mode in MODES}
+    return {mode: json.loads(p.read_text()) for mode, p in paths.items() if p.exists()}
+
+
+def write_report() -> int:
+    """RESULTS.md and results.png from bench/data/results."""
+    sections = saved_sections()
+    if not sections:
         print("no saved results: run the benchmarks first", file=sys.stderr)
         return 1
-    saved = json.loads(header.read_text())
-    (HERE / "RESULTS.md").write_text(
-        render(sections, saved["env"], saved["command"], "results.png")
-    )
+    (HERE / "RESULTS.md").write_text(render(sections, saved_runs(), "results.png"))
     plot(sections, HERE / "results.png")
-    print(f"re-rendered {HERE / 'RESULTS.md'} and {HERE / 'results.png'}")
+    print(f"wrote {HERE / 'RESULTS.md'} and {HERE / 'results.png'}")
     return 0
 
 
@@ -112,7 +135,9 @@ def main(argv: list[str] | None = None) -> int:
     mode.add_argument("--full", action="store_true", help="SF10 Spark timings, 100k files")
     parser.add_argument("--only", default="", help=f"comma-separated: {','.join(ORDER)}")
     parser.add_argument(
-        "--report", action="store_true", help="only re-render from the saved results"
+        "--report",
+        action="store_true",
+        help="only write RESULTS.md and results.png from the saved results",
     )
     args = parser.parse_args(argv)
     config = FULL if args.full else QUICK
@@ -124,11 +149,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown section(s) {unknown}; sections are {', '.join(ORDER)}")
     command = "python bench/run.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.report:
-        return report_only()
+        return write_report()
     started = time.perf_counter()
     cached = (data.DATA / "tpch-sf1" / "READY").exists()
-    preparing = prepare(config, keys)
     env = machine()
+    preparing = prepare(config, keys)
     # Spark last: its JVM must not run while the other sections measure.
     for key in sorted(keys, key=["skipping", "size", "build", "scale", "e2e"].index):
         print(f"== {key} ({config.mode})", flush=True)
@@ -145,15 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         f"TPC-H data ({'cached from an earlier run' if cached else 'generated from scratch'}); "
         f"sections: {', '.join(keys)}"
     )
-    sections = {k: s for k in ORDER if (s := load(k)) is not None}
-    (RESULTS / "header.json").write_text(json.dumps({"env": env, "command": command.strip()}))
-    (HERE / "RESULTS.md").write_text(render(sections, env, command.strip(), "results.png"))
-    plot(sections, HERE / "results.png")
-    print(
-        f"wrote {HERE / 'RESULTS.md'} and {HERE / 'results.png'} "
-        f"in {time.perf_counter() - started:.0f} s"
-    )
-    return 0
+    header = {"env": env, "command": command.strip()}
+    (RESULTS / config.mode).mkdir(parents=True, exist_ok=True)
+    (RESULTS / config.mode / "header.json").write_text(json.dumps(header))
+    return write_report()
 
 
 if __name__ == "__main__":
