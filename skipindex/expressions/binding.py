@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections import defaultdict
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, cast
@@ -31,17 +30,17 @@ import pyarrow as pa
 import pyarrow.types as pat
 
 from skipindex._types import Domain, domain_of, sort_values
+from skipindex.column_paths import column_key, join_path, resolve_path
 from skipindex.errors import InvalidPredicateError, UnknownColumnError, UnsupportedTypeError
 from skipindex.expressions.casts import (
     UnrepresentableError,
-    days_since_epoch,
-    micros_since_epoch,
     round_float32,
     str_to_bool,
     str_to_date,
     str_to_double,
     str_to_int,
     str_to_timestamp,
+    zone_of,
 )
 from skipindex.expressions.nodes import (
     AlwaysFalse,
@@ -53,6 +52,7 @@ from skipindex.expressions.nodes import (
     BoundIsNull,
     BoundPredicate,
     BoundValue,
+    ColumnName,
     Comparison,
     In,
     IsNull,
@@ -65,14 +65,21 @@ from skipindex.expressions.nodes import (
     Unsupported,
 )
 from skipindex.expressions.rewrite import AnyPredicate, join, rewrite_not, simplify
+from skipindex.expressions.timezones import (
+    MICROS_PER_DAY,
+    current_zone,
+    first_at_least,
+    fixed_offset_micros,
+    wall_to_instant,
+)
 
 __all__ = ["bind", "prepare"]
 
 _K = LiteralKind
 _ORDERED = (Domain.INT, Domain.DECIMAL, Domain.DATE, Domain.TIMESTAMP, Domain.BOOLEAN)
 _TICKS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
-_MICROS_PER_DAY = 86_400 * 10**6
 _Target = Fraction | float | str | bytes
+_TEMPORAL = (_K.DATE, _K.TIMESTAMP, _K.TIMESTAMP_NTZ, _K.STRING)
 _NODES = (
     AlwaysTrue,
     AlwaysFalse,
@@ -145,22 +152,21 @@ class _Resolver:
     def __init__(self, schema: pa.Schema, case_sensitive: bool) -> None:
         self.schema = schema
         self.case_sensitive = case_sensitive
-        self.exact: dict[str, list[pa.Field]] = defaultdict(list)
-        self.folded: dict[str, list[pa.Field]] = defaultdict(list)
-        for field in schema:
-            self.exact[field.name].append(field)
-            self.folded[field.name.lower()].append(field)
 
-    def resolve(self, name: str) -> pa.Field:
-        hits = self.exact.get(name)
-        if not hits and not self.case_sensitive:
-            hits = self.folded.get(name.lower())
-        if hits and len(hits) == 1:
-            return hits[0]
-        if hits:
-            spelled = ", ".join(f"'{f.name}'" for f in hits)
-            raise InvalidPredicateError(f"column '{name}' is ambiguous: the table has {spelled}")
-        raise UnknownColumnError(self._unknown(name))
+    def resolve(self, name: ColumnName) -> BoundColumn | None:
+        """The column ``name`` denotes; None for a struct path that is not in the
+        table (Spark's hidden ``_metadata`` fields, say): it might match."""
+        path = (name,) if isinstance(name, str) else name
+        try:
+            found = resolve_path(self.schema, path, case_sensitive=self.case_sensitive)
+        except LookupError as exc:
+            raise InvalidPredicateError(f"column {exc}") from None
+        if found is not None:
+            spelled, field = found
+            return BoundColumn(column_key(spelled), field.type)
+        if isinstance(name, tuple) and len(name) > 1:
+            return None
+        raise UnknownColumnError(self._unknown(path[0]))
 
     def _unknown(self, name: str) -> str:
         names = self.schema.names
@@ -181,9 +187,10 @@ class _Resolver:
 def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
-    field = resolver.resolve(leaf.column)
-    column = BoundColumn(field.name, field.type)
-    domain = domain_of(field.type)
+    column = resolver.resolve(leaf.column)
+    if column is None:
+        return Unsupported(str(leaf), f"{join_path(leaf.column)} is not a column of the table")
+    domain = domain_of(column.type)
     nulls = [lit.kind is _K.NULL for lit in (leaf.literals if isinstance(leaf, In) else ())]
     if isinstance(leaf, Comparison) and leaf.literal.kind is _K.NULL:
         return AlwaysFalse()  # `x op NULL` is NULL for every row
@@ -192,7 +199,7 @@ def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
     if isinstance(leaf, In) and not leaf.literals:  # Column.isin([]): FALSE even for NULL x
         return AlwaysTrue() if leaf.negated else AlwaysFalse()
     if domain is None:
-        reason = f"column '{field.name}' of type {field.type} is not indexable"
+        reason = f"column '{column.name}' of type {column.type} is not indexable"
         return Unsupported(str(leaf), reason)
     try:
         if isinstance(leaf, IsNull):
@@ -369,19 +376,8 @@ def _coerce(column: BoundColumn, domain: Domain, lit: Literal) -> _Target:
         if kind is _K.FLOAT:
             assert isinstance(value, float)
             return _approximate(column, domain, value)
-    if domain is Domain.DATE and kind in (_K.DATE, _K.TIMESTAMP, _K.STRING):
-        if kind is _K.STRING:
-            return Fraction(days_since_epoch(_cast_ok(column, lit, _parsed(str_to_date, value))))
-        if kind is _K.DATE:
-            return Fraction(days_since_epoch(value))  # type: ignore[arg-type]
-        return Fraction(micros_since_epoch(value), _MICROS_PER_DAY)  # type: ignore[arg-type]
-    if domain is Domain.TIMESTAMP and kind in (_K.DATE, _K.TIMESTAMP, _K.STRING):
-        per_second = _TICKS_PER_SECOND[arrow_type.unit]
-        if kind is _K.DATE:
-            return Fraction(days_since_epoch(value) * 86_400 * per_second)  # type: ignore[arg-type]
-        if kind is _K.STRING:
-            return Fraction(_string_micros(column, lit) * per_second, 10**6)
-        return Fraction(micros_since_epoch(value) * per_second, 10**6)  # type: ignore[arg-type]
+    if domain in (Domain.DATE, Domain.TIMESTAMP) and kind in _TEMPORAL:
+        return _temporal(column, domain, lit)
     raise UnsupportedTypeError(
         f"cannot compare column '{column.name}' of type {arrow_type} with the "
         f"{kind.value.upper()} literal {lit}: Spark SQL rejects this comparison; "
@@ -441,17 +437,85 @@ def _approximate(column: BoundColumn, domain: Domain, value: float) -> Fraction:
     raise _MightMatchError("Spark compares this DECIMAL column with a DOUBLE after rounding it")
 
 
+def _temporal(column: BoundColumn, domain: Domain, lit: Literal) -> Fraction:
+    """A date, timestamp or string literal in the ticks of a DATE or TIMESTAMP column.
+
+    Spark compares a DATE with a TIMESTAMP as timestamps (the date at midnight in
+    the session zone), and a TIMESTAMP_NTZ with a TIMESTAMP as instants (the wall
+    time read in the session zone). Those casts are monotone, so the comparison
+    becomes one on the column's own values (see :func:`_through_cast`).
+    """
+    kind, value = lit.kind, lit.value
+    zone = current_zone()
+    if domain is Domain.DATE:
+        if kind is _K.STRING:
+            return Fraction(_cast_ok(column, lit, _parsed(str_to_date, value)))
+        assert isinstance(value, int)
+        if kind is _K.DATE:
+            return Fraction(value)
+        if kind is _K.TIMESTAMP_NTZ:
+            return Fraction(value, MICROS_PER_DAY)
+        offset = fixed_offset_micros(zone)
+        if offset is not None:
+            return Fraction(value + offset, MICROS_PER_DAY)
+        guess = value // MICROS_PER_DAY
+        return _through_cast(lambda day: _instant(day * MICROS_PER_DAY), value, guess, 2)
+    with_zone = column.type.tz is not None
+    if kind is _K.STRING:
+        micros = Fraction(_string_micros(column, lit))
+    else:
+        assert isinstance(value, int)
+        if kind is _K.DATE:
+            wall = value * MICROS_PER_DAY
+            micros = Fraction(_instant(wall) if with_zone else wall)
+        elif kind is _K.TIMESTAMP_NTZ:
+            micros = Fraction(_instant(value) if with_zone else value)
+        elif with_zone:
+            micros = Fraction(value)
+        else:  # a TIMESTAMP_NTZ column read as instants in the session zone
+            offset = fixed_offset_micros(zone)
+            if offset is not None:
+                micros = Fraction(value + offset)
+            else:
+                micros = _through_cast(_instant, value, value, 2 * MICROS_PER_DAY)
+    return micros * _TICKS_PER_SECOND[column.type.unit] / 10**6
+
+
+def _through_cast(cast_up: Any, target: int, guess: int, window: int) -> Fraction:
+    """The point ``x`` with ``v op x`` <=> ``cast_up(v) op target`` for every column
+    value ``v``, given a non-decreasing ``cast_up``: the value whose cast equals the
+    target, else half-way between the two values the target falls between."""
+    low, high = guess - window, guess + window
+    first = first_at_least(cast_up, target, low, high)
+    after = first_at_least(cast_up, target + 1, low, high)
+    if first in (low, high + 1) or after in (low, high + 1):
+        raise _MightMatchError("the session time zone's offset is beyond what skipindex models")
+    if after - first > 1:  # two wall times (a daylight-saving gap) cast to this instant
+        raise _MightMatchError("a daylight-saving change maps two wall times to this instant")
+    return Fraction(first) if after == first + 1 else Fraction(2 * first - 1, 2)
+
+
+def _instant(wall: int) -> int:
+    try:
+        return wall_to_instant(wall, current_zone())
+    except OverflowError:
+        raise _MightMatchError("a time beyond years 1..9999 in a zone with rules") from None
+
+
 def _string_micros(column: BoundColumn, lit: Literal) -> int:
-    """A string compared with a timestamp column. A zone-less (TIMESTAMP_NTZ) column
-    ignores a zone in the string; unsure which type Spark gives it, a zone that
-    changes the instant makes the leaf might-match."""
+    """A string compared with a timestamp column: an instant for a TIMESTAMP column;
+    for a zone-less (TIMESTAMP_NTZ) column the wall time, unless the string names a
+    zone (unsure what Spark makes of it then: might match)."""
     text = str(lit.value)
-    instant = _cast_ok(column, lit, _parsed(str_to_timestamp, text))
-    if column.type.tz is None:
-        wall = _parsed(lambda s: str_to_timestamp(s, ignore_zone=True), text)
-        if wall != instant:
-            raise _MightMatchError("the string's time zone is ignored by a TIMESTAMP_NTZ column")
-    return micros_since_epoch(instant)
+    if column.type.tz is not None:
+        return int(_cast_ok(column, lit, _parsed(str_to_timestamp, text)))
+    wall = int(
+        _cast_ok(column, lit, _parsed(lambda t: str_to_timestamp(t, ignore_zone=True), text))
+    )
+    if zone_of(text) is not None and _instant(wall) != _parsed(str_to_timestamp, text):
+        # Spark may read the string as that zone's instant, or ignore the zone.
+        raise _MightMatchError("the string's time zone is ignored by a TIMESTAMP_NTZ column")
+    return wall
 
 
 def _parsed(parse: Any, text: object) -> Any:

@@ -20,32 +20,38 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from datetime import date, tzinfo
 from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
 from typing import TypeVar
-from zoneinfo import ZoneInfo
 
 from skipindex.expressions.nodes import Literal, LiteralKind
+from skipindex.expressions.timezones import (
+    MICROS_PER_DAY,
+    current_zone,
+    instant_to_wall,
+    wall_to_instant,
+    zone_named,
+)
 
 __all__ = [
-    "EPOCH",
     "InvalidCastError",
     "UnrepresentableError",
     "cast_value",
+    "days_from_civil",
     "days_since_epoch",
     "fraction_to_double",
-    "micros_since_epoch",
     "round_float32",
     "str_to_bool",
     "str_to_date",
     "str_to_double",
     "str_to_int",
     "str_to_timestamp",
+    "zone_of",
 ]
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_DAY = date(1970, 1, 1)
+_MICROS_RANGE = (-(2**63), 2**63 - 1)  # Spark's TIMESTAMP is a signed 64-bit count
 
 
 class InvalidCastError(ValueError):
@@ -105,18 +111,26 @@ def _cast(lit: Literal, name: str, precision: str | None, scale: str | None) -> 
     if name == "DATE":
         if kind is LiteralKind.STRING:
             return Literal(LiteralKind.DATE, _required(str_to_date(str(value)), value, name))
-        if kind is LiteralKind.TIMESTAMP:
-            assert isinstance(value, datetime)
-            return Literal(LiteralKind.DATE, value.astimezone(UTC).date())
+        if kind in (LiteralKind.TIMESTAMP, LiteralKind.TIMESTAMP_NTZ):
+            assert isinstance(value, int)
+            wall = value if kind is LiteralKind.TIMESTAMP_NTZ else _wall(value, current_zone())
+            return Literal(LiteralKind.DATE, wall // MICROS_PER_DAY)
         return lit if kind is LiteralKind.DATE else None
     if name in ("TIMESTAMP", "TIMESTAMP_LTZ", "TIMESTAMP_NTZ"):
+        target = LiteralKind.TIMESTAMP_NTZ if name == "TIMESTAMP_NTZ" else LiteralKind.TIMESTAMP
         if kind is LiteralKind.STRING:
             stamp = str_to_timestamp(str(value), ignore_zone=name == "TIMESTAMP_NTZ")
-            return Literal(LiteralKind.TIMESTAMP, _required(stamp, value, name))
-        if kind is LiteralKind.DATE:
-            assert isinstance(value, date)
-            return Literal(LiteralKind.TIMESTAMP, datetime.combine(value, datetime.min.time(), UTC))
-        return lit if kind is LiteralKind.TIMESTAMP else None
+            return Literal(target, _required(stamp, value, name))
+        if kind in (LiteralKind.DATE, LiteralKind.TIMESTAMP_NTZ, LiteralKind.TIMESTAMP):
+            assert isinstance(value, int)
+            if kind is target:
+                return lit
+            wall = value * MICROS_PER_DAY if kind is LiteralKind.DATE else value
+            if target is LiteralKind.TIMESTAMP_NTZ:  # from TIMESTAMP: its wall clock
+                wall = wall if kind is LiteralKind.DATE else _wall(value, current_zone())
+                return Literal(target, wall)
+            return Literal(target, _instant(wall, current_zone()))
+        return None
     if name == "BOOLEAN":
         if kind is LiteralKind.STRING:
             return Literal(LiteralKind.BOOLEAN, _required(str_to_bool(str(value)), value, name))
@@ -246,20 +260,23 @@ def _str_to_number(text: str, *, float32: bool) -> Fraction | float:
     return special
 
 
-def str_to_date(text: str) -> date | None:
-    """Spark's string -> DATE: ``yyyy[-m[m][-d[d][( |T)anything]]]``."""
+def str_to_date(text: str) -> int | None:
+    """Spark's string -> DATE, as days since 1970-01-01:
+    ``[+-]yyyy[-m[m][-d[d][( |T)anything]]]``."""
     match = _DATE.fullmatch(text.strip())
     if match is None:
         return None
     sign, year, month, day = match.group(1, 2, 3, 4)
-    return _date(sign, year, month, day)
+    return _days(sign, year, month, day)
 
 
-def str_to_timestamp(text: str, *, ignore_zone: bool = False) -> datetime | None:
-    """Spark's string -> TIMESTAMP as a UTC datetime (the session time zone is UTC).
+def str_to_timestamp(text: str, *, ignore_zone: bool = False) -> int | None:
+    """Spark's string -> TIMESTAMP as microseconds since the epoch (an instant).
 
-    Without a zone the wall time is UTC; with one (``Z``, ``+02:00``, ``UTC+2``,
-    ``Europe/Paris``) it is converted. ``ignore_zone`` is TIMESTAMP_NTZ's rule.
+    Without a zone in the text the wall time is read in the session zone
+    (:func:`~skipindex.expressions.timezones.current_zone`); with one (``Z``,
+    ``+02:00``, ``UTC+2``, ``Europe/Paris``) in that zone. ``ignore_zone`` is
+    TIMESTAMP_NTZ's rule: the wall time itself, any zone ignored.
     """
     text = text.strip()
     match = _TIMESTAMP.fullmatch(text)
@@ -268,67 +285,77 @@ def str_to_timestamp(text: str, *, ignore_zone: bool = False) -> datetime | None
             raise UnrepresentableError(f"'{text}' is a time on the current date")
         return None
     sign, year, month, day, hour, minute, second, fraction, zone = match.groups()
-    day_value = _date(sign, year, month, day)
-    if day_value is None:
+    days = _days(sign, year, month, day)
+    if days is None:
+        return None
+    hours, minutes, seconds = int(hour or 0), int(minute or 0), int(second or 0)
+    if hours > 23 or minutes > 59 or seconds > 59:
         return None
     micros = int((fraction or "")[:6].ljust(6, "0"))
-    try:
-        wall = datetime(
-            day_value.year,
-            day_value.month,
-            day_value.day,
-            int(hour or 0),
-            int(minute or 0),
-            int(second or 0),
-            micros,
-        )
-    except ValueError:
-        return None
-    zone_info = UTC if ignore_zone or not zone else _zone(zone)
-    try:
-        return wall.replace(tzinfo=zone_info).astimezone(UTC)
-    except OverflowError as exc:
-        raise UnrepresentableError(f"'{text}' is out of Python's datetime range") from exc
+    wall = days * MICROS_PER_DAY + ((hours * 60 + minutes) * 60 + seconds) * 10**6 + micros
+    stamp = wall if ignore_zone else _instant(wall, _zone(zone) if zone else current_zone())
+    return stamp if _MICROS_RANGE[0] <= stamp <= _MICROS_RANGE[1] else None
 
 
-_DATE = re.compile(r"([+-]?)(\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)?)?", re.DOTALL)
+def zone_of(text: str) -> str | None:
+    """The zone a timestamp string names, if any (``Z``, ``+02:00``, ``Europe/Paris``)."""
+    match = _TIMESTAMP.fullmatch(text.strip())
+    return match.group(9) if match else None
+
+
+def _instant(wall: int, zone: tzinfo) -> int:
+    try:
+        return wall_to_instant(wall, zone)
+    except OverflowError:
+        raise UnrepresentableError("a wall time beyond 1..9999 in a zone with rules") from None
+
+
+def _wall(instant: int, zone: tzinfo) -> int:
+    try:
+        return instant_to_wall(instant, zone)
+    except OverflowError:
+        raise UnrepresentableError("an instant beyond years 1..9999 in a zone with rules") from None
+
+
+_DATE = re.compile(r"([+-]?)(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2})(?:[ T].*)?)?)?", re.DOTALL)
 _TIMESTAMP = re.compile(
-    r"([+-]?)(\d{4,6})(?:-(\d{1,2})(?:-(\d{1,2})"
+    r"([+-]?)(\d{4,7})(?:-(\d{1,2})(?:-(\d{1,2})"
     r"(?:[ T](\d{1,2})(?::(\d{1,2})(?::(\d{1,2})(?:\.(\d*))?)?)?"
     r"\s*(Z|[+-][\d:]+|(?:UTC|GMT|UT)(?:[+-][\d:]+)?|[A-Za-z][\w/+\-]*)?)?)?)?",
     re.IGNORECASE,
 )
 _TIME_ONLY = re.compile(r"T?\d{1,2}:\d{1,2}(:\d{1,2}(\.\d*)?)?.*")
-_OFFSET = re.compile(r"([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{2}))?")
 
 
-def _date(sign: str, year: str, month: str | None, day: str | None) -> date | None:
-    number = int(year)
-    if sign == "-" or not 1 <= number <= 9999:
-        raise UnrepresentableError(f"year {sign}{year} is outside 1..9999")
-    try:
-        return date(number, int(month or 1), int(day or 1))
-    except ValueError:
+def _days(sign: str, year: str, month: str | None, day: str | None) -> int | None:
+    number = -int(year) if sign == "-" else int(year)
+    month_number, day_number = int(month or 1), int(day or 1)
+    if not 1 <= month_number <= 12 or not 1 <= day_number <= _month_length(number, month_number):
         return None
+    days = days_from_civil(number, month_number, day_number)
+    return days if -(2**31) <= days < 2**31 else None
+
+
+def _month_length(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
+
+
+def days_from_civil(year: int, month: int, day: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date, any year (as java.time)."""
+    year -= month <= 2
+    era = year // 400
+    year_of_era = year - era * 400
+    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
+    return era * 146097 + day_of_era - 719468
 
 
 def _zone(text: str) -> tzinfo:
-    upper = text.upper()
-    if upper == "Z":
-        return UTC
-    for prefix in ("UTC", "GMT", "UT"):
-        if upper.startswith(prefix) and (len(upper) == len(prefix) or upper[len(prefix)] in "+-"):
-            upper = upper[len(prefix) :] or "+00"
-            break
-    if match := _OFFSET.fullmatch(upper):
-        sign, hours, minutes, seconds = match.groups()
-        delta = timedelta(hours=int(hours), minutes=int(minutes or 0), seconds=int(seconds or 0))
-        if delta > timedelta(hours=18):
-            raise UnrepresentableError(f"zone offset {text}")
-        return timezone(-delta if sign == "-" else delta)
     try:
-        return ZoneInfo(text)
-    except (ValueError, OSError, KeyError) as exc:  # unknown to Python; Java may know it
+        return zone_named("UTC" if text.upper() == "Z" else text)
+    except ValueError as exc:  # unknown to Python; Java may know it
         raise UnrepresentableError(f"time zone {text!r}") from exc
 
 
@@ -362,9 +389,3 @@ def fraction_to_double(value: Fraction) -> float:
 
 def days_since_epoch(day: date) -> int:
     return (day - _EPOCH_DAY).days
-
-
-def micros_since_epoch(stamp: datetime) -> int:
-    if stamp.tzinfo is None:
-        stamp = stamp.replace(tzinfo=UTC)
-    return (stamp - EPOCH) // timedelta(microseconds=1)

@@ -15,16 +15,16 @@ with that sub-tree's SQL, never an exception.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
 from skipindex.errors import InvalidPredicateError
-from skipindex.expressions.casts import EPOCH, InvalidCastError, cast_value
+from skipindex.expressions.casts import InvalidCastError, cast_value
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    ColumnName,
     Comparison,
     IsNull,
     Literal,
@@ -36,7 +36,7 @@ from skipindex.expressions.nodes import (
     Unsupported,
 )
 from skipindex.expressions.rewrite import Operand, compare, is_nan, member, null_safe_equal
-from skipindex.expressions.sql import literal_from_sql, parse_sql
+from skipindex.expressions.sql import literal_from_sql, negate, parse_sql
 
 __all__ = ["parse_column"]
 
@@ -53,7 +53,6 @@ _COMPARISONS = {
 }
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "negative", "positive"})
 _TRUE = Literal(LiteralKind.BOOLEAN, True)
-_EPOCH_DAY = date(1970, 1, 1)
 _VISIT, _AND, _OR, _NOT = range(4)
 
 
@@ -152,7 +151,7 @@ class _Walker:
             return member(self._operand(args[0]), [self._operand(a) for a in args[1:]], shown)
         if name in ("isnull", "isnotnull", "isnan") and len(args) == 1:
             column = self._operand(args[0])
-            if isinstance(column, str):
+            if isinstance(column, str | tuple):
                 return is_nan(column) if name == "isnan" else IsNull(column, name == "isnotnull")
         if name in _ARITHMETIC:
             raise InvalidPredicateError(f"{_sql(node)} is not a boolean expression")
@@ -178,10 +177,7 @@ class _Walker:
             return literal_from_sql(str(node.expression()))
         if _function(node) == "negative" and len(args := _arguments(node)) == 1:
             inner = self._operand(args[0])
-            number = inner.value if isinstance(inner, Literal) else None
-            if isinstance(number, (int, float, Decimal)) and not isinstance(number, bool):
-                assert isinstance(inner, Literal)
-                return Literal(inner.kind, -number)
+            return negate(inner) if isinstance(inner, Literal) else None
         return None
 
     def _literal(self, node: Any) -> Literal | None:
@@ -225,14 +221,16 @@ class _Walker:
                 micros = int(utils.fromJavaTimestamp(value))
             elif name == "java.time.Instant":
                 micros = int(utils.instantToMicros(value))
-            elif name == "java.time.LocalDateTime":  # TIMESTAMP_NTZ; the session zone is UTC
+            elif name == "java.time.LocalDateTime":  # TIMESTAMP_NTZ: wall-clock micros
                 micros = int(utils.localDateTimeToMicros(value))
             else:
                 return None
             if name.endswith("Date"):
-                return Literal(LiteralKind.DATE, _EPOCH_DAY + timedelta(days=days))
-            return Literal(LiteralKind.TIMESTAMP, EPOCH + timedelta(microseconds=micros))
-        except OverflowError:  # outside Python's years 1..9999
+                return Literal(LiteralKind.DATE, days)
+            if name == "java.time.LocalDateTime":
+                return Literal(LiteralKind.TIMESTAMP_NTZ, micros)
+            return Literal(LiteralKind.TIMESTAMP, micros)
+        except OverflowError:  # beyond what Spark's own converters take
             return None
 
     def _datetime_utils(self) -> Any:
@@ -283,9 +281,11 @@ def _unalias(node: Any) -> Any:
     return node
 
 
-def _attribute(node: Any) -> str:
+def _attribute(node: Any) -> ColumnName:
+    """``col("a")`` -> "a"; ``col("s.f")`` -> ("s", "f"), a struct field's path."""
     parts = node.nameParts()
-    return str(parts.apply(parts.size() - 1))  # `t.col` -> col, as in SQL text
+    names = tuple(str(parts.apply(i)) for i in range(parts.size()))
+    return names[0] if len(names) == 1 else names
 
 
 def _cast(lit: Literal, type_sql: str, *, safe: bool, shown: str) -> Literal | None:

@@ -23,10 +23,11 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 import pyarrow as pa
+
+from skipindex.column_paths import split_name
 
 __all__ = [
     "AlwaysFalse",
@@ -38,6 +39,7 @@ __all__ = [
     "BoundIsNull",
     "BoundLeaf",
     "BoundPredicate",
+    "ColumnName",
     "Comparison",
     "In",
     "IsNull",
@@ -96,13 +98,16 @@ class LiteralKind(enum.Enum):
     FLOAT = "float"  # approximate: `2.5e0`, `2.5D`, NaN, Infinity
     STRING = "string"
     BINARY = "binary"
-    DATE = "date"
-    TIMESTAMP = "timestamp"  # tz-aware datetime in UTC
+    DATE = "date"  # int: days since 1970-01-01
+    TIMESTAMP = "timestamp"  # int: microseconds since the epoch (an instant, UTC)
+    TIMESTAMP_NTZ = "timestamp_ntz"  # int: wall-clock microseconds since 1970-01-01T00:00
     BOOLEAN = "boolean"
     NULL = "null"
 
 
-LiteralValue = int | Decimal | float | str | bytes | date | datetime | bool | None
+LiteralValue = int | Decimal | float | str | bytes | bool | None
+# A column as a predicate names it: a top-level name, or the path of a struct field.
+ColumnName = str | tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -118,9 +123,11 @@ class Literal:
         if self.kind is LiteralKind.STRING:
             return "'" + str(self.value).replace("'", "''") + "'"
         if self.kind is LiteralKind.DATE:
-            return f"DATE '{self.value!s}'"
+            return f"DATE '{format_days(int(self.value))}'"  # type: ignore[arg-type]
         if self.kind is LiteralKind.TIMESTAMP:
-            return f"TIMESTAMP '{self.value!s}'"
+            return f"TIMESTAMP '{format_micros(int(self.value))} UTC'"  # type: ignore[arg-type]
+        if self.kind is LiteralKind.TIMESTAMP_NTZ:
+            return f"TIMESTAMP_NTZ '{format_micros(int(self.value))}'"  # type: ignore[arg-type]
         if self.kind is LiteralKind.BOOLEAN:
             return "TRUE" if self.value else "FALSE"
         if isinstance(self.value, bytes):
@@ -168,7 +175,7 @@ class Unsupported:
 
 @dataclass(frozen=True)
 class Comparison:
-    column: str
+    column: ColumnName
     op: Op
     literal: Literal
 
@@ -178,7 +185,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class In:
-    column: str
+    column: ColumnName
     literals: tuple[Literal, ...]
     negated: bool = False
 
@@ -189,7 +196,7 @@ class In:
 
 @dataclass(frozen=True)
 class IsNull:
-    column: str
+    column: ColumnName
     negated: bool = False
 
     def __str__(self) -> str:
@@ -230,11 +237,11 @@ Predicate = AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | 
 class BoundColumn:
     """A column resolved against the table schema (name as the table spells it)."""
 
-    name: str
+    name: str  # the column's key (skipindex.column_paths.column_key): `s.f` for a field
     type: pa.DataType
 
     def __str__(self) -> str:
-        return _quote(self.name)
+        return _quote(split_name(self.name))
 
 
 # A bound value lives in the column's domain:
@@ -333,17 +340,44 @@ def format_value(value: object, arrow_type: pa.DataType) -> str:
             return f"CAST('{'-' if value < 0 else ''}Infinity' AS DOUBLE)"
         return repr(value)
     if isinstance(value, int) and pa.types.is_date(arrow_type):
-        return f"DATE '{date(1970, 1, 1) + timedelta(days=value)}'"
+        return f"DATE '{format_days(value)}'"
     if isinstance(value, int) and pa.types.is_timestamp(arrow_type):
         per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[arrow_type.unit]
         seconds, ticks = divmod(value, per_second)
-        moment = datetime(1970, 1, 1) + timedelta(seconds=seconds)  # naive: the ticks are UTC
         fraction = f".{ticks:0{len(str(per_second)) - 1}d}" if ticks else ""
-        return f"TIMESTAMP '{moment:%Y-%m-%d %H:%M:%S}{fraction}'"
+        zone = " UTC" if arrow_type.tz is not None else ""
+        keyword = "TIMESTAMP" if arrow_type.tz is not None else "TIMESTAMP_NTZ"
+        return f"{keyword} '{format_micros(seconds * 10**6)}{fraction}{zone}'"
     return str(value)
 
 
-def _quote(name: str) -> str:
+def format_days(days: int) -> str:
+    """``yyyy-mm-dd`` of a proleptic Gregorian day number, any year."""
+    era, day_of_era = divmod(days + 719468, 146097)
+    leap_days = day_of_era // 1460 - day_of_era // 36524 + day_of_era // 146096
+    year_of_era = (day_of_era - leap_days) // 365
+    day_of_year = day_of_era - (365 * year_of_era + year_of_era // 4 - year_of_era // 100)
+    shifted_month = (5 * day_of_year + 2) // 153
+    day = day_of_year - (153 * shifted_month + 2) // 5 + 1
+    month = shifted_month + (3 if shifted_month < 10 else -9)
+    year = year_of_era + era * 400 + (month <= 2)
+    shown = f"{abs(year):04d}"
+    return f"{'-' if year < 0 else ''}{shown}-{month:02d}-{day:02d}"
+
+
+def format_micros(micros: int) -> str:
+    """``yyyy-mm-dd hh:mm:ss[.ffffff]`` of microseconds since 1970-01-01T00:00."""
+    days, rest = divmod(micros, 86_400 * 10**6)
+    seconds, fraction = divmod(rest, 10**6)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    tail = f".{fraction:06d}" if fraction else ""
+    return f"{format_days(days)} {hours:02d}:{minutes:02d}:{seconds:02d}{tail}"
+
+
+def _quote(name: ColumnName) -> str:
+    if isinstance(name, tuple):
+        return ".".join(_quote(part) for part in name)
     if name.replace("_", "a").isalnum() and not name[:1].isdigit():
         return name
     return "`" + name.replace("`", "``") + "`"

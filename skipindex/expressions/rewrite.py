@@ -37,6 +37,7 @@ from skipindex.expressions.nodes import (
     BoundIn,
     BoundIsNull,
     BoundPredicate,
+    ColumnName,
     Comparison,
     In,
     IsNull,
@@ -51,6 +52,7 @@ from skipindex.expressions.nodes import (
 
 __all__ = [
     "AnyPredicate",
+    "ColumnName",
     "Operand",
     "compare",
     "is_nan",
@@ -204,14 +206,14 @@ def _drop_implied_not_null(children: list[AnyPredicate]) -> list[AnyPredicate]:
 # conventions above. `shown` renders the SQL text of the whole condition, only
 # when it has to become Unsupported.
 
-Operand = str | Literal | None  # a column name, a literal, or something else
+Operand = ColumnName | Literal | None  # a column, a literal, or something else
 
 
 def compare(op: Op, left: Operand, right: Operand, shown: Callable[[], str]) -> Predicate:
     """``left op right``: a Comparison when one side is a column and the other a literal."""
-    if isinstance(left, str) and isinstance(right, Literal):
+    if isinstance(left, str | tuple) and isinstance(right, Literal):
         return Comparison(left, op, right)
-    if isinstance(left, Literal) and isinstance(right, str):
+    if isinstance(left, Literal) and isinstance(right, str | tuple):
         return Comparison(right, op.mirror(), left)
     return Unsupported(shown(), _why_not_column_vs_literal(left, right))
 
@@ -224,9 +226,9 @@ def null_safe_equal(
     It is never NULL, so its negation keeps NULL rows: it is built as
     ``a = v AND a IS NOT NULL``, which rewrite_not turns into ``a != v OR a IS NULL``.
     """
-    if isinstance(left, Literal) and isinstance(right, str):
+    if isinstance(left, Literal) and isinstance(right, str | tuple):
         left, right = right, left
-    if not (isinstance(left, str) and isinstance(right, Literal)):
+    if not (isinstance(left, str | tuple) and isinstance(right, Literal)):
         return Unsupported(shown(), _why_not_column_vs_literal(left, right))
     if right.kind is LiteralKind.NULL:
         equal: Predicate = IsNull(left)
@@ -238,19 +240,19 @@ def null_safe_equal(
 def member(column: Operand, items: list[Operand], shown: Callable[[], str]) -> Predicate:
     """``column IN (items)``."""
     literals = [item for item in items if isinstance(item, Literal)]
-    if not isinstance(column, str) or len(literals) != len(items):
+    if not isinstance(column, str | tuple) or len(literals) != len(items):
         return Unsupported(shown(), "IN needs a column and a list of literals")
     return In(column, tuple(literals))
 
 
-def is_nan(column: str) -> Predicate:
+def is_nan(column: ColumnName) -> Predicate:
     """``isnan(x)`` is FALSE, not NULL, for a NULL x: built like ``<=>``."""
     nan = Literal(LiteralKind.FLOAT, float("nan"))
     return And((Comparison(column, Op.EQ, nan), IsNull(column, negated=True)))
 
 
-def _why_not_column_vs_literal(left: str | Literal | None, right: str | Literal | None) -> str:
-    if isinstance(left, str) and isinstance(right, str):
+def _why_not_column_vs_literal(left: Operand, right: Operand) -> str:
+    if isinstance(left, str | tuple) and isinstance(right, str | tuple):
         return "compares two columns"
     if isinstance(left, Literal) and isinstance(right, Literal):
         return "compares two literals"

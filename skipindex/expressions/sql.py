@@ -48,9 +48,16 @@ from skipindex.expressions.nodes import (
     Predicate,
     Unsupported,
 )
-from skipindex.expressions.rewrite import compare, is_nan, member, null_safe_equal
+from skipindex.expressions.rewrite import (
+    ColumnName,
+    Operand,
+    compare,
+    is_nan,
+    member,
+    null_safe_equal,
+)
 
-__all__ = ["literal_from_sql", "parse_sql", "sql_literal"]
+__all__ = ["literal_from_sql", "negate", "parse_sql", "sql_literal"]
 
 
 class _SparkSQL(Spark):
@@ -210,8 +217,8 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         return AlwaysTrue() if node.this else AlwaysFalse()
     if isinstance(node, exp.Null):
         return AlwaysFalse()  # NULL is never TRUE (nor is NOT NULL: see rewrite_not)
-    if isinstance(node, exp.Column):
-        name = _column(node)
+    if isinstance(node, (exp.Column, exp.Dot)):
+        name = _column(node) if isinstance(node, exp.Column) else _dotted(node)
         if name is not None:  # a bare boolean column: `WHERE flag`
             return Comparison(name, Op.EQ, _TRUE)
     op = _COMPARISONS.get(type(node))
@@ -260,7 +267,9 @@ def _in(node: exp.In) -> Predicate:
 
 def _between(node: exp.Between) -> Predicate:
     column, low, high = _operand(node.this), _operand(node.args["low"]), _operand(node.args["high"])
-    if not (isinstance(column, str) and isinstance(low, Literal) and isinstance(high, Literal)):
+    if not isinstance(column, str | tuple):
+        return _unsupported(node, "BETWEEN needs a column and two literals")
+    if not (isinstance(low, Literal) and isinstance(high, Literal)):
         return _unsupported(node, "BETWEEN needs a column and two literals")
     forward = And((Comparison(column, Op.GE, low), Comparison(column, Op.LE, high)))
     if not node.args.get("symmetric"):
@@ -273,9 +282,9 @@ def _is(node: exp.Is) -> Predicate:
     """``x IS NULL``; ``x IS TRUE`` / ``IS FALSE`` are never NULL, so (as for ``<=>``) they
     carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT."""
     column, target = _operand(node.this), node.expression
-    if isinstance(column, str) and isinstance(target, exp.Null):
+    if isinstance(column, str | tuple) and isinstance(target, exp.Null):
         return IsNull(column)
-    if isinstance(column, str) and isinstance(target, exp.Boolean):
+    if isinstance(column, str | tuple) and isinstance(target, exp.Boolean):
         lit = Literal(LiteralKind.BOOLEAN, bool(target.this))
         return And((Comparison(column, Op.EQ, lit), IsNull(column, negated=True)))
     return _unsupported(node, "IS needs a column and NULL, TRUE or FALSE")
@@ -285,7 +294,7 @@ def _null_or_nan_function(node: exp.Expression) -> Predicate:
     """``isnull(x)``, ``isnotnull(x)``, ``isnan(x)``."""
     args = [node.this] if isinstance(node, exp.IsNan) else list(node.expressions)
     column = _operand(args[0]) if len(args) == 1 else None
-    if not isinstance(column, str):
+    if not isinstance(column, str | tuple):
         return _unsupported(node, "the function's argument is not a plain column")
     name = "isnan" if isinstance(node, exp.IsNan) else _function_name(node)
     return is_nan(column) if name == "isnan" else IsNull(column, negated=name == "isnotnull")
@@ -306,20 +315,46 @@ def literal_from_sql(text: str) -> Literal | None:
 # --------------------------------------------------------------------------- operands
 
 
-def _operand(node: exp.Expression) -> str | Literal | None:
+def _operand(node: exp.Expression) -> Operand:
     """A column name, a literal, or None for anything else."""
     node = _unparen(node)
     if isinstance(node, exp.Column):
         return _column(node)
+    if isinstance(node, exp.Dot):
+        return _dotted(node)
     _reject_parameters(node)
     return sql_literal(node)
 
 
-def _column(node: exp.Column) -> str | None:
-    """The column's own name: qualifiers (``t.col``) are dropped."""
-    if isinstance(node.this, exp.Identifier):
-        return str(node.this.this)
-    return None  # `*` or `t.*`
+def _column(node: exp.Column) -> ColumnName | None:
+    """The column a name denotes: ``a`` or the path ``("s", "f")`` for ``s.f``.
+
+    Spark reads ``a.b`` as field ``b`` of struct ``a`` (there are no table
+    aliases in a pruning predicate); binding decides what the path resolves to.
+    """
+    if not isinstance(node.this, exp.Identifier):
+        return None  # `*` or `t.*`
+    parts = [str(p.this) for p in node.parts if isinstance(p, exp.Identifier)]
+    if len(parts) != len(node.parts):
+        return None
+    return parts[0] if len(parts) == 1 else tuple(parts)
+
+
+def _dotted(node: exp.Dot) -> ColumnName | None:
+    """``a.b.c.d``: sqlglot nests names past catalog.db.table.column in Dot nodes."""
+    tail: list[str] = []
+    current: exp.Expression = node
+    while isinstance(current, exp.Dot):
+        if not isinstance(current.expression, exp.Identifier):
+            return None
+        tail.append(str(current.expression.this))
+        current = current.this
+    if not isinstance(current, exp.Column):
+        return None
+    head = _column(current)
+    if head is None:
+        return None
+    return (*((head,) if isinstance(head, str) else head), *reversed(tail))
 
 
 def sql_literal(node: exp.Expression) -> Literal | None:
@@ -329,13 +364,26 @@ def sql_literal(node: exp.Expression) -> Literal | None:
     while isinstance(node, exp.Neg):  # iterative: `- - - 5` never recurses
         negations += 1
         node = _unparen(node.this)
+    if negations % 2 and isinstance(node, (exp.Cast, exp.TryCast)):
+        # `-128Y` is one TINYINT literal in Spark; sqlglot reads it as -(CAST(128 AS
+        # TINYINT)): negate the number first, or -128 would overflow as +128.
+        inner = sql_literal(node.this)
+        if inner is not None and inner.kind in (LiteralKind.INT, LiteralKind.DECIMAL):
+            negated = negate(inner)
+            if negated is not None:
+                return _fold_cast(negated, node.to, safe=False, shown="-" + _sql(node))
     lit = _plain_literal(node)
-    if lit is None or negations % 2 == 0:
-        return lit
+    return lit if lit is None or negations % 2 == 0 else negate(lit)
+
+
+def negate(lit: Literal) -> Literal | None:
+    """``-lit`` for a numeric literal (exactly: never rounded by a Decimal context)."""
     value = lit.value
     if isinstance(value, Decimal) and value.as_tuple().exponent == 0:
         return _number(-int(value))  # -9223372036854775808 is a BIGINT again
-    if isinstance(value, (int, Decimal, float)) and not isinstance(value, bool):
+    if isinstance(value, Decimal):
+        return Literal(lit.kind, value.copy_negate())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         return _number(-value) if lit.kind is LiteralKind.INT else Literal(lit.kind, -value)
     return None
 

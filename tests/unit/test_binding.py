@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pyarrow as pa
@@ -735,10 +735,12 @@ def test_bind_runs_rewrite_not_itself():
     assert bind(unrewritten, schema) == bind(rewrite_not(unrewritten), schema)
 
 
-def test_timestamp_literal_values_survive_as_datetimes():
+def test_timestamp_literal_values_are_utc_micros():
     got = parse_sql("x = TIMESTAMP '2020-01-01 00:00:00'")
     assert isinstance(got, Comparison)
-    assert got.literal.value == datetime(2020, 1, 1, tzinfo=UTC)
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    expected = (datetime(2020, 1, 1, tzinfo=UTC) - epoch) // timedelta(microseconds=1)
+    assert got.literal.value == expected
 
 
 # --------------------------------------------------------------------------- oracle
