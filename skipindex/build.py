@@ -21,11 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex._types import domain_of
+from skipindex.column_paths import column_key, field_at, resolve_path, split_name
 from skipindex.errors import ConflictError, UnknownColumnError
 from skipindex.indexer import IndexJob, index_bins
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
-from skipindex.partitions import partition_values
+from skipindex.partitions import partition_names
+from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
@@ -118,12 +120,13 @@ def _attempt(
     current = load_latest(location)
     listing = location.list_data_files()
     schema = table_schema(location, listing, current, [s.column for s in specs or ()])
-    partitions = list(partition_values(listing[0].path)) if listing else []
-    definitions, next_id = _definitions(current, specs, schema, partitions)
+    partitions = partition_names(listing[0].path) if listing else []
+    view = runner.view()
+    definitions, next_id = _definitions(current, specs, schema, partitions, view)
     plan = _plan(location, current, listing, definitions)
     attempt_id = f"{build_id}-{attempt}"
     new_segments, bytes_read = _run_job(
-        runner, location, schema, definitions, plan.to_index, attempt_id
+        runner, location, schema, definitions, plan.to_index, attempt_id, view
     )
     rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
     spark_schema = runner.spark_schema(location) if listing else None
@@ -134,6 +137,7 @@ def _attempt(
         segments=tuple(plan.keep_segments + rewritten + new_segments),
         next_index_id=next_id,
         spark_schema=spark_schema,
+        spark_view=view,
         partition_columns=tuple(partitions),
         build={
             "build_id": build_id,
@@ -166,13 +170,14 @@ def _definitions(
     specs: Sequence[IndexSpec] | None,
     schema: pa.Schema,
     partitions: Sequence[str],
+    view: SparkView,
 ) -> tuple[list[IndexDef], int]:
     """Current definitions plus ``specs``; a spec on an indexed (column, kind)
     with other parameters replaces it. Validates columns and types up front."""
     definitions = list(current.indexes) if current else []
     next_id = current.next_index_id if current else 0
     for spec in specs or ():
-        column = _resolve(spec.column, schema, partitions)
+        column = _resolve(spec.column, schema, partitions, case_sensitive=view.case_sensitive)
         params = spec.params()
         existing = [d for d in definitions if (d.column, d.kind) == (column, spec.kind)]
         if existing and existing[0].same_definition(column, spec.kind, params):
@@ -183,7 +188,7 @@ def _definitions(
             column=column,
             kind=spec.kind,
             params=params,
-            arrow_type=str(schema.field(column).type),
+            arrow_type=str(field_at(schema, column).type),
             field=f"{spec.kind}_{next_id}",
         )
         kind_for(definition, schema)  # raises UnsupportedTypeError for a bad type
@@ -192,24 +197,29 @@ def _definitions(
     return definitions, next_id
 
 
-def _resolve(column: str, schema: pa.Schema, partitions: Sequence[str] = ()) -> str:
-    names: list[str] = schema.names
-    if column in names:
-        return column
-    folded = [n for n in names if n.lower() == column.lower()]
-    if len(folded) == 1:
-        return folded[0]
-    if column in partitions:
+def _resolve(
+    column: str, schema: pa.Schema, partitions: Sequence[str] = (), *, case_sensitive: bool = False
+) -> str:
+    """The key of the column a spec names (``"s.f"`` is field f of struct s)."""
+    path = (column,) if column in schema.names else split_name(column)
+    if path[0].lower() in {p.lower() for p in partitions}:
         raise UnknownColumnError(
-            f"cannot index '{column}': it is a partition column, and prune() already skips "
-            "files by their folder's partition values"
+            f"cannot index '{column}': it is a partition column (a data column of that name "
+            "is hidden by it, as in Spark), and prune() already skips files by their "
+            "folder's partition values"
         )
-    if not names:
+    try:
+        resolved = resolve_path(schema, path, case_sensitive=case_sensitive)
+    except LookupError as exc:
+        raise UnknownColumnError(f"cannot index column {exc}") from None
+    if resolved is not None:
+        return column_key(resolved[0])
+    if not schema.names:
         raise UnknownColumnError(
             f"cannot index '{column}': the table has no readable Parquet files yet, "
             "so its columns are unknown; build once data has arrived"
         )
-    indexable = [n for n in names if domain_of(schema.field(n).type) is not None]
+    indexable = [n for n in schema.names if domain_of(schema.field(n).type) is not None]
     raise UnknownColumnError(
         f"cannot index unknown column '{column}'; the table's columns are: {', '.join(indexable)}"
     )
@@ -260,6 +270,8 @@ class Runner(Protocol):
 
     def spark_schema(self, location: TableLocation) -> str | None: ...
 
+    def view(self) -> SparkView: ...
+
 
 class SparkRunner:
     """One Spark task per bin (mapPartitions over a parallelized bin list)."""
@@ -278,6 +290,9 @@ class SparkRunner:
             .collect()
         )
 
+    def view(self) -> SparkView:
+        return SparkView.of_session(self.spark)
+
     def spark_schema(self, location: TableLocation) -> str | None:
         """Spark's view of the table (with partition columns), for read()."""
         try:
@@ -292,8 +307,14 @@ class InProcessRunner:
 
     parallelism = 4
 
+    def __init__(self, view: SparkView | None = None) -> None:
+        self._view = view or SparkView()
+
     def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
         return list(index_bins(job, iter(enumerate(bins))))
+
+    def view(self) -> SparkView:
+        return self._view
 
     def spark_schema(self, location: TableLocation) -> str | None:
         return None
@@ -306,6 +327,7 @@ def _run_job(
     definitions: list[IndexDef],
     files: list[DataFile],
     attempt_id: str,
+    view: SparkView,
 ) -> tuple[list[SegmentRef], int]:
     if not files:
         return [], 0
@@ -315,6 +337,7 @@ def _run_job(
         schema_b64=base64.b64encode(schema.serialize().to_pybytes()).decode("ascii"),
         definitions=tuple(definitions),
         build_id=attempt_id,
+        view=view,
     )
     described = runner.run(job, pack_bins(files, runner.parallelism))
     refs = [SegmentRef(d["path"], d["files"], d["rows"], d["bytes"]) for d in described]

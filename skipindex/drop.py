@@ -46,6 +46,12 @@ def drop_index(
         ]
         remaining = tuple(d for d in current.indexes if d not in dropped)
         if not remaining:
+            running = vacuum.running_builds(location)
+            if running:  # deleting the folder under it would lose the build's commit
+                raise ConflictError(
+                    f"cannot drop the whole index of {location.user_root}: a build is running "
+                    f"on it ({', '.join(sorted(running))}); drop it once the build has finished"
+                )
             location.fs.delete_dir(location.index_dir)
             return dropped
         if not dropped:

@@ -99,25 +99,25 @@ class _Run:
 
     # ------------------------------------------------------------ file level
     def file_level(self, predicate: BoundPredicate) -> np.ndarray:
-        results: dict[int, np.ndarray] = {}
+        # Post-order with a value stack: a subtree that appears twice (the same
+        # object) is simply evaluated twice, never looked up by identity.
+        values: list[np.ndarray] = []
         stack: list[tuple[BoundPredicate, bool]] = [(predicate, False)]
         while stack:
             node, expanded = stack.pop()
             if isinstance(node, And | Or) and not expanded:
                 stack.append((node, True))
-                stack.extend((child, False) for child in _children(node))
+                stack.extend((child, False) for child in reversed(_children(node)))
                 continue
-            if isinstance(node, And):
-                results[id(node)] = np.logical_and.reduce(
-                    [results.pop(id(c)) for c in node.children]
-                )
-            elif isinstance(node, Or):
-                results[id(node)] = np.logical_or.reduce(
-                    [results.pop(id(c)) for c in node.children]
-                )
+            if isinstance(node, And | Or):
+                count = len(node.children)
+                parts = values[len(values) - count :]
+                del values[len(values) - count :]
+                combine = np.logical_and if isinstance(node, And) else np.logical_or
+                values.append(combine.reduce(parts))
             else:
-                results[id(node)] = self.leaf_mask(node)
-        return results[id(predicate)]
+                values.append(self.leaf_mask(node))
+        return values[0]
 
     def leaf_mask(self, node: BoundPredicate) -> np.ndarray:
         count = len(self.num_rows)

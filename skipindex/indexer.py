@@ -1,10 +1,11 @@
 """Index a bin of data files into one segment. Runs inside a Spark task (or
 directly, in tests); imports no Spark.
 
-Each file is read once, only its indexed columns. A column missing from a file
-is all NULL there (what Spark reads); a column whose type in the file cannot be
-cast safely to the table type, and a file that is not Parquet at all, get a null
-payload, which prune answers with "might match".
+Each file is read once, only its indexed columns, the way Spark reads them
+(:mod:`skipindex.spark_view`: INT96, calendar rebasing, case-insensitive names,
+struct fields). A column missing from a file is all NULL there (what Spark
+reads); a column Spark would read differently or refuse, and a file that is not
+Parquet at all, get a null payload, which prune answers with "might match".
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 import base64
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from skipindex._types import to_physical
+from skipindex.column_paths import field_at, split_name
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexKind
+from skipindex.spark_view import SparkView, open_file, read_columns
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef
 from skipindex.store.segments import segment_table, write_segment
@@ -37,6 +39,7 @@ class IndexJob:
     schema_b64: str
     definitions: tuple[IndexDef, ...]
     build_id: str
+    view: SparkView = field(default_factory=SparkView)
 
     @property
     def schema(self) -> pa.Schema:
@@ -51,7 +54,7 @@ def index_bins(
     kinds = [kind_for(d, job.schema) for d in job.definitions]
     for bin_id, files in bins:
         started = time.perf_counter()
-        table, bytes_read = index_files(location, job.definitions, kinds, job.schema, files)
+        table, bytes_read = index_files(location, job, kinds, files)
         ref = write_segment(location, f"{job.build_id}-{bin_id:05d}", table)
         yield {
             **asdict(ref),
@@ -61,18 +64,15 @@ def index_bins(
 
 
 def index_files(
-    location: TableLocation,
-    definitions: Sequence[IndexDef],
-    kinds: Sequence[IndexKind],
-    schema: pa.Schema,
-    files: Sequence[DataFile],
+    location: TableLocation, job: IndexJob, kinds: Sequence[IndexKind], files: Sequence[DataFile]
 ) -> tuple[pa.Table, int]:
     """A segment table for ``files`` and the number of column bytes read."""
+    definitions = job.definitions
     rows: list[dict[str, Any]] = []
     payloads: dict[str, list[Any]] = {d.field: [] for d in definitions}
     bytes_read = 0
     for data_file in files:
-        row, file_payloads, read = _index_file(location, kinds, schema, data_file)
+        row, file_payloads, read = _index_file(location, kinds, job, data_file)
         rows.append(row)
         bytes_read += read
         for definition, payload in zip(definitions, file_payloads, strict=True):
@@ -85,7 +85,10 @@ def index_files(
 
 
 def _index_file(
-    location: TableLocation, kinds: Sequence[IndexKind], schema: pa.Schema, data_file: DataFile
+    location: TableLocation,
+    kinds: Sequence[IndexKind],
+    job: IndexJob,
+    data_file: DataFile,
 ) -> tuple[dict[str, Any], list[Any], int]:
     row: dict[str, Any] = {
         "path": data_file.path,
@@ -95,44 +98,30 @@ def _index_file(
         "row_group_rows": [],
         "error": None,
     }
+    columns = list(dict.fromkeys(k.column for k in kinds))
+    wanted = [(split_name(c), field_at(job.schema, c).type) for c in columns]
     try:
-        parquet = pq.ParquetFile(location.fs_path(data_file.path), filesystem=location.fs)
+        parquet = open_file(location.fs_path(data_file.path), filesystem=location.fs)
         metadata = parquet.metadata
-        file_schema = parquet.schema_arrow
-        wanted = sorted({k.column for k in kinds} & set(file_schema.names))
-        table = parquet.read(columns=wanted) if wanted else None
+        arrays, bytes_read = read_columns(parquet, wanted, job.view)
     except (pa.ArrowException, OSError) as exc:
         row["error"] = f"not a readable Parquet file: {exc}"
         return row, [None] * len(kinds), 0
     row["num_rows"] = metadata.num_rows
     row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
+    # Each column in physical form once, shared by its kinds; a str says why not.
+    physical = {
+        column: value if isinstance(value, str) else to_physical(value)
+        for column, value in zip(columns, arrays.values(), strict=True)
+    }
     notes: list[str] = []
     payloads: list[dict[str, Any] | None] = []
-    columns: dict[str, pa.Array | str] = {}  # each column cast once, shared by its kinds
     for kind in kinds:
-        if kind.column not in columns:
-            table_type = schema.field(kind.column).type
-            columns[kind.column] = _column(table, kind.column, table_type, metadata.num_rows)
-        column = columns[kind.column]
+        column = physical[kind.column]
         if isinstance(column, str):
             notes.append(column)
             payloads.append(None)
         else:
             payloads.append(kind.build(column))
     row["error"] = "; ".join(dict.fromkeys(notes)) or None
-    return row, payloads, int(table.nbytes) if table is not None else 0
-
-
-def _column(
-    table: pa.Table | None, name: str, table_type: pa.DataType, num_rows: int
-) -> pa.Array | str:
-    """The file's column as the table type in physical form, or why it cannot be."""
-    if table is None or name not in table.column_names:
-        return to_physical(pa.nulls(num_rows, table_type))
-    column = table.column(name)
-    if column.type != table_type:
-        try:
-            column = column.cast(table_type, safe=True)
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            return f"column '{name}' is {column.type} here, not {table_type}: not indexed"
-    return to_physical(column)
+    return row, payloads, bytes_read

@@ -12,19 +12,22 @@ import time
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skipindex.errors import IndexCorruptError, SkipIndexError
+from skipindex.column_paths import column_key, split_name
+from skipindex.errors import IndexCorruptError, InvalidPredicateError
 from skipindex.evaluate import Evaluation, IndexColumn, LeafReport, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import BoundPredicate
+from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
-from skipindex.partitions import partition_fields, partition_index
+from skipindex.partitions import PartitionColumn, partition_columns, partition_index
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
@@ -50,6 +53,8 @@ class PruneResult:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     spark_schema: str | None = field(default=None, repr=False)  # for read()
+    time_zone: str = "UTC"
+    partitions: list[PartitionColumn] = field(default_factory=list, repr=False)  # for read()
 
     @property
     def kept(self) -> int:
@@ -65,6 +70,7 @@ class PruneResult:
             f"predicate: {self.predicate}",
             f"as evaluated: {self.bound}",
             f"index version: {self.version if self.version is not None else 'none'}",
+            f"session time zone: {self.time_zone}",
             f"files: {self.total} listed, {self.covered} covered by the index, "
             f"{self.total - self.covered} not covered (always kept)",
             f"kept {self.kept} of {self.total} files, skipped {self.skipped} "
@@ -83,20 +89,38 @@ class PruneResult:
         return "\n".join(lines)
 
 
-def prune(path: str, where: Any, *, on_damaged: str = "raise") -> PruneResult:
+def prune(
+    path: str,
+    where: Any,
+    *,
+    time_zone: str | None = None,
+    case_sensitive: bool | None = None,
+    on_damaged: str = "raise",
+) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
-    ``where`` is a Spark SQL boolean expression or a PySpark ``Column``.
+    ``where`` is a Spark SQL boolean expression or a PySpark ``Column``; its
+    literals mean what they mean in a Spark session in ``time_zone``. The default
+    is what a new Spark session uses: the ``TZ`` environment variable, else the
+    system zone (``read()`` passes its session's ``spark.sql.session.timeZone``).
+    Column names match case-insensitively unless ``case_sensitive`` (default:
+    the building session's ``spark.sql.caseSensitive``).
     ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
     file instead of raising :class:`~skipindex.errors.IndexCorruptError`.
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
     started = time.perf_counter()
+    zone_text = time_zone or default_time_zone()
+    try:
+        zone = zone_named(zone_text)
+    except ValueError as exc:
+        raise InvalidPredicateError(f"time_zone: {exc}") from None
+    session = _Session(zone, zone_text, case_sensitive)
     location = locate(path)
     listing = location.list_data_files()
     try:
-        return _prune_latest(location, listing, where, started)
+        return _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
         if on_damaged == "raise":
             raise
@@ -104,8 +128,21 @@ def prune(path: str, where: Any, *, on_damaged: str = "raise") -> PruneResult:
         return _keep_all(location, listing, where, started, f"{exc}; kept every file")
 
 
+@dataclass(frozen=True)
+class _Session:
+    """What a Spark session's settings make of a predicate."""
+
+    zone: tzinfo
+    zone_text: str
+    case_sensitive: bool | None
+
+
 def _prune_latest(
-    location: TableLocation, listing: list[DataFile], where: Any, started: float
+    location: TableLocation,
+    listing: list[DataFile],
+    where: Any,
+    session: _Session,
+    started: float,
 ) -> PruneResult:
     """Prune against the newest version. A concurrent build may commit and clean
     up the files of the version being read; then the newer version is used."""
@@ -115,7 +152,7 @@ def _prune_latest(
             manifest = load_latest(location)
             if manifest is None:
                 return _keep_all(location, listing, where, started, "table has no skipindex index")
-            return _prune(location, manifest, listing, where, started)
+            return _prune(location, manifest, listing, where, session, started)
         except IndexCorruptError:
             if attempt + 1 == _READ_ATTEMPTS or manifest_versions(location)[-1:] == seen[-1:]:
                 raise  # nothing newer appeared: the damage is real
@@ -127,14 +164,29 @@ def _prune(
     manifest: Manifest,
     listing: list[DataFile],
     where: Any,
+    session: _Session,
     started: float,
 ) -> PruneResult:
-    partitions = partition_fields(
-        manifest.spark_schema, manifest.arrow_schema, [f.path for f in listing]
+    view = manifest.spark_view
+    partitions = partition_columns(
+        [f.path for f in listing],
+        time_zone=session.zone,
+        infer_types=view.partition_type_inference,
     )
-    bound = prepare(where, pa.schema([*manifest.arrow_schema, *partitions]))
+    hidden = {p.name.lower() for p in partitions}  # a partition column hides a data column
+    data_fields = [f for f in manifest.arrow_schema if f.name.lower() not in hidden]
+    schema = pa.schema([*data_fields, *(p.field for p in partitions)])
+    case_sensitive = (
+        view.case_sensitive if session.case_sensitive is None else session.case_sensitive
+    )
+    bound = prepare(where, schema, case_sensitive=case_sensitive, time_zone=session.zone)
     columns = _columns(bound)
-    wanted = [d for d in manifest.indexes if d.column in columns]
+    partition_keys = {column_key((p.name,)) for p in partitions}
+    wanted = [
+        d
+        for d in manifest.indexes
+        if d.column in columns and split_name(d.column)[0].lower() not in hidden
+    ]
     segments = read_segments(location, manifest, [d.field for d in wanted])
     covered, positions = _match(segments, listing)
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
@@ -143,16 +195,19 @@ def _prune(
         payloads = segments.column(definition.field).combine_chunks()
         kind = kind_for(definition, manifest.arrow_schema)
         indexes[definition.column].append(IndexColumn(kind, FileBatch(num_rows, payloads)))
+    notes = []
+    listed_at = _listing_positions(len(segments), covered, positions)
     for partition in partitions:
-        if partition.name in columns:
-            paths = segments.column("path").to_pylist()
-            indexes[partition.name].append(partition_index(partition, paths, num_rows))
+        key = column_key((partition.name,))
+        if key not in columns or key not in partition_keys:
+            continue
+        if partition.type is None:
+            notes.append(f"partition column {partition.name}: {partition.why}; might match")
+            continue
+        indexes[key].append(partition_index(partition, listed_at, num_rows))
     try:
         evaluation: Evaluation = evaluate(bound, num_rows, indexes)
-    except SkipIndexError:
-        raise
-    except (ValueError, TypeError, IndexError, pa.ArrowException) as exc:
-        # Payload bytes that do not decode: name what is damaged, never guess.
+    except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; "
@@ -175,8 +230,18 @@ def _prune(
         row_level_files=evaluation.row_level_files,
         row_level_skipped=evaluation.row_level_skipped,
         seconds=time.perf_counter() - started,
+        warnings=notes,
         spark_schema=manifest.spark_schema,
+        time_zone=session.zone_text,
+        partitions=partitions,
     )
+
+
+def _listing_positions(rows: int, covered: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """For each segment row, the position of its file in the listing (-1: not listed)."""
+    at = np.full(rows, -1, dtype=np.int64)
+    at[positions[covered]] = np.flatnonzero(covered)
+    return at
 
 
 def _match(segments: pa.Table, listing: list[DataFile]) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,10 @@ import json
 import re
 from typing import Any
 
-from skipindex.prune import prune
+import pyarrow as pa
+
+from skipindex.prune import PruneResult, prune
+from skipindex.spark_view import SparkView
 from skipindex.store.location import locate
 
 __all__ = ["read"]
@@ -18,29 +21,38 @@ _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 def read(spark: Any, path: str, where: Any, *, on_damaged: str = "raise") -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
-    Only the files :func:`~skipindex.prune` keeps are opened. Partitioned tables
-    keep their partition columns (``basePath``), an empty result has the table's
-    schema, and listing many paths runs no Spark job.
+    Only the files :func:`~skipindex.prune` keeps are opened, pruned with this
+    session's time zone and case sensitivity. Partitioned tables keep their
+    partition columns (``basePath``, typed as Spark types them over the whole
+    table, not just the kept files), an empty result has the table's schema, and
+    listing many paths runs no Spark job.
     """
     from pyspark.sql import Column
     from pyspark.sql import functions as F  # noqa: N812
-    from pyspark.sql.types import StructType
 
-    result = prune(path, where, on_damaged=on_damaged)
+    view = SparkView.of_session(spark)
+    result = prune(
+        path,
+        where,
+        time_zone=view.time_zone,
+        case_sensitive=view.case_sensitive,
+        on_damaged=on_damaged,
+    )
     root = locate(path).user_root
-    schema = StructType.fromJson(json.loads(result.spark_schema)) if result.spark_schema else None
+    schema = _schema(result)
     condition = where if isinstance(where, Column) else F.expr(where)
     if not result.files:
         if schema is None:
             schema = spark.read.option("basePath", root).parquet(root).schema
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
+    untyped = any(p.type is None for p in result.partitions)
+    if result.kept == result.total or untyped:
+        # Nothing to skip (or partition types only Spark can infer over the whole
+        # table): read the folder the way plain Spark does.
+        return reader.parquet(root).filter(condition)
     if schema is not None:
         reader = reader.schema(schema)
-    if result.kept == result.total:
-        # Nothing to skip: read the folder the way plain Spark does, instead of
-        # handing it every path (which costs more to plan and list).
-        return reader.parquet(root).filter(condition)
     previous = spark.conf.get(_DISCOVERY_THRESHOLD, None)
     # Listing more than `threshold` explicit paths would start a Spark job.
     spark.conf.set(_DISCOVERY_THRESHOLD, str(max(len(result.files) + 1, 32)))
@@ -52,6 +64,45 @@ def read(spark: Any, path: str, where: Any, *, on_damaged: str = "raise") -> Any
         else:
             spark.conf.set(_DISCOVERY_THRESHOLD, previous)
     return frame.filter(condition)
+
+
+def _schema(result: PruneResult) -> Any:
+    """The table's Spark schema: data columns as recorded at build time, partition
+    columns as the listing types them now (a later ``p=abc`` folder makes ``p`` a
+    string for the whole table, not only for the files that were kept)."""
+    from pyspark.sql.types import StructField, StructType
+
+    if not result.spark_schema:
+        return None
+    recorded = StructType.fromJson(json.loads(result.spark_schema))
+    typed = {p.name.lower(): (p.name, _spark_type(p.type)) for p in result.partitions}
+    if any(spark_type is None for _, spark_type in typed.values()):
+        return None
+    # A data column a partition column hides keeps its place, with the partition's type.
+    fields = [
+        StructField(*typed.pop(f.name.lower()), True) if f.name.lower() in typed else f
+        for f in recorded.fields
+    ]
+    fields.extend(StructField(name, spark_type, True) for name, spark_type in typed.values())
+    return StructType(fields)
+
+
+def _spark_type(arrow_type: pa.DataType | None) -> Any:
+    from pyspark.sql import types as T  # noqa: N812
+
+    if arrow_type is None:
+        return None
+    if pa.types.is_decimal(arrow_type):
+        return T.DecimalType(arrow_type.precision, arrow_type.scale)
+    simple = {
+        pa.int32(): T.IntegerType(),
+        pa.int64(): T.LongType(),
+        pa.float64(): T.DoubleType(),
+        pa.date32(): T.DateType(),
+        pa.timestamp("us", tz="UTC"): T.TimestampType(),
+        pa.string(): T.StringType(),
+    }
+    return simple.get(arrow_type)
 
 
 def _escape_glob(path: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from datetime import tzinfo
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, cast
@@ -70,7 +71,9 @@ from skipindex.expressions.timezones import (
     current_zone,
     first_at_least,
     fixed_offset_micros,
+    session_zone,
     wall_to_instant,
+    zone_named,
 )
 
 __all__ = ["bind", "prepare"]
@@ -100,23 +103,37 @@ class _MightMatchError(Exception):
     """This leaf cannot be bound exactly: it becomes Unsupported with this reason."""
 
 
-def prepare(where: Any, schema: pa.Schema, *, case_sensitive: bool = False) -> BoundPredicate:
-    """Parse (SQL string or PySpark Column), normalise NOT, bind and simplify ``where``."""
+def prepare(
+    where: Any,
+    schema: pa.Schema,
+    *,
+    case_sensitive: bool = False,
+    time_zone: str | tzinfo | None = None,
+) -> BoundPredicate:
+    """Parse (SQL string or PySpark Column), normalise NOT, bind and simplify ``where``.
+
+    Literals mean what they mean in a Spark session whose time zone is
+    ``time_zone`` (default: the zone already in force, UTC unless set).
+    """
+    zone = zone_named(time_zone) if isinstance(time_zone, str) else time_zone
+    with session_zone(zone or current_zone()):
+        return bind(_parse(where), schema, case_sensitive=case_sensitive)
+
+
+def _parse(where: Any) -> Predicate:
     if isinstance(where, str):
         from skipindex.expressions.sql import parse_sql
 
-        pred: Predicate = parse_sql(where)
-    elif isinstance(where, _NODES):
-        pred = cast(Predicate, where)  # bound leaves pass through bind unchanged
-    elif hasattr(where, "_jc") or type(where).__module__.startswith("pyspark"):
+        return parse_sql(where)
+    if isinstance(where, _NODES):
+        return cast(Predicate, where)  # bound leaves pass through bind unchanged
+    if hasattr(where, "_jc") or type(where).__module__.startswith("pyspark"):
         from skipindex.expressions.column import parse_column
 
-        pred = parse_column(where)
-    else:
-        raise InvalidPredicateError(
-            f"a predicate must be a SQL string or a PySpark Column, got {type(where).__name__}"
-        )
-    return bind(pred, schema, case_sensitive=case_sensitive)
+        return parse_column(where)
+    raise InvalidPredicateError(
+        f"a predicate must be a SQL string or a PySpark Column, got {type(where).__name__}"
+    )
 
 
 def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) -> BoundPredicate:

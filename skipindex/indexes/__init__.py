@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
+from skipindex.column_paths import field_at
 from skipindex.errors import IndexFormatVersionError, UnknownColumnError
 from skipindex.indexes.base import IndexKind, IndexSpec
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmapKind
@@ -39,7 +40,10 @@ def kind_for(definition: IndexDef, schema: pa.Schema) -> IndexKind:
             f"unknown index kind '{definition.kind}' on column '{definition.column}': "
             "the index was written by a newer skipindex"
         )
-    index = schema.get_field_index(definition.column)
-    if index < 0:
-        raise UnknownColumnError(f"indexed column '{definition.column}' is not in the table schema")
-    return kind(definition.column, schema.field(index).type, definition.params)
+    try:
+        field = field_at(schema, definition.column)
+    except KeyError:
+        raise UnknownColumnError(
+            f"indexed column '{definition.column}' is not in the table schema"
+        ) from None
+    return kind(definition.column, field.type, definition.params)

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 from pyroaring import BitMap
 
 from skipindex._types import Domain, normalise_floats, physical_type, to_physical
-from skipindex.errors import InvalidSpecError
+from skipindex.errors import IndexCorruptError, InvalidSpecError
 from skipindex.expressions.nodes import (
     BoundComparison,
     BoundIn,
@@ -62,7 +62,13 @@ def to_bytes(bitmap: BitMap) -> bytes:
 
 
 def from_bytes(data: bytes | None) -> BitMap:
-    return BitMap() if data is None else BitMap.deserialize(data)
+    """A stored bitmap; IndexCorruptError when the bytes are not a Roaring bitmap."""
+    if data is None:
+        return BitMap()
+    try:
+        return BitMap.deserialize(data)
+    except (ValueError, IndexError, OverflowError) as exc:
+        raise IndexCorruptError(f"a stored Roaring bitmap does not decode: {exc}") from exc
 
 
 def union(bitmaps: list[BitMap]) -> BitMap:

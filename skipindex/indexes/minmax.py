@@ -176,7 +176,13 @@ def _in_many(values: tuple[Any, ...], stats: _Stats) -> Mask:
     hits = (stats.nans > 0) if len(regular) < len(values) else np.zeros(len(stats.rows), bool)
     if not regular:
         return hits
-    keys = np.array([v.encode("utf-8") if isinstance(v, str) else v for v in regular])
+    # Bytes keys stay Python objects: numpy's fixed-width "S" dtype drops trailing
+    # NUL bytes, and b"b\x00" would become b"b".
+    textual = isinstance(regular[0], str | bytes)
+    keys = np.array(
+        [v.encode("utf-8") if isinstance(v, str) else v for v in regular],
+        dtype=object if textual else None,
+    )
     low_known: Mask = np.asarray(stats.min.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     high_known: Mask = np.asarray(stats.max.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     # Filter before to_numpy: an int64 array with nulls would come back as float64.

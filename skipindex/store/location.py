@@ -75,9 +75,9 @@ class TableLocation:
 
 
 def is_hidden(name: str) -> bool:
-    """Spark's rule (InMemoryFileIndex.shouldFilterOutPathName)."""
-    if name.startswith(("_common_metadata", "_metadata")):
-        return False
+    """Spark's rule for data files (``PartitioningAwareFileIndex.isDataPath`` after
+    ``shouldFilterOutPathName``): Parquet's ``_metadata`` and ``_common_metadata``
+    summary files are listed by Spark but never read as data, so they are hidden."""
     return (
         (name.startswith("_") and "=" not in name)
         or name.startswith(".")

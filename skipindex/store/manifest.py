@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from skipindex.errors import ConflictError, IndexCorruptError, IndexFormatVersionError
+from skipindex.spark_view import SparkView
 from skipindex.store.location import TableLocation
 
 __all__ = ["FORMAT_VERSION", "IndexDef", "Manifest", "SegmentRef", "commit", "load_latest"]
@@ -63,6 +64,7 @@ class Manifest:
     segments: tuple[SegmentRef, ...]
     next_index_id: int
     spark_schema: str | None = None
+    spark_view: SparkView = field(default_factory=SparkView)
     partition_columns: tuple[str, ...] = ()
     created_ms: int = 0
     build: dict[str, Any] = field(default_factory=dict)
@@ -77,6 +79,7 @@ class Manifest:
             "table": {
                 "arrow_schema": base64.b64encode(schema_bytes).decode("ascii"),
                 "spark_schema": self.spark_schema,
+                "spark_view": self.spark_view.to_json(),
                 "partition_columns": list(self.partition_columns),
             },
             "indexes": [asdict(d) for d in self.indexes],
@@ -112,6 +115,7 @@ class Manifest:
             segments=tuple(SegmentRef(**s) for s in doc["segments"]),
             next_index_id=doc["next_index_id"],
             spark_schema=doc["table"].get("spark_schema"),
+            spark_view=SparkView.from_json(doc["table"].get("spark_view")),
             partition_columns=tuple(doc["table"]["partition_columns"]),
             created_ms=doc["created_ms"],
             build=doc.get("build", {}),

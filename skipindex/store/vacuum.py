@@ -23,7 +23,7 @@ from skipindex.errors import IndexCorruptError
 from skipindex.store.location import TableLocation, locate
 from skipindex.store.manifest import load_version, manifest_path, manifest_versions
 
-__all__ = ["collect", "delete_segments", "in_flight", "new_build_id", "vacuum"]
+__all__ = ["collect", "delete_segments", "in_flight", "new_build_id", "running_builds", "vacuum"]
 
 KEEP_VERSIONS = 2  # the newest, and the one a concurrent reader may still be reading
 STALE_AFTER_MS = 6 * 3600 * 1000
@@ -98,6 +98,11 @@ def vacuum(path: str) -> list[str]:
 
 def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:
     _delete(location, [f"{location.index_dir}/{r}" for r in relative])
+
+
+def running_builds(location: TableLocation) -> set[str]:
+    """Builds (and drops) in flight on this table now; dead ones' markers are removed."""
+    return _live_builds(location)
 
 
 def _live_builds(location: TableLocation) -> set[str]:

@@ -113,13 +113,13 @@ def test_refresh_of_one_changed_file_among_1000_reads_only_that_file(tmp_path, m
     _build(root, [si.MinMax("id")])
     _write(root, "p0500.parquet", [5000, 5001])
     opened: list[str] = []
-    real = indexer.pq.ParquetFile
+    real = indexer.open_file
 
     def counting(path, *args, **kwargs):
         opened.append(str(path))
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(indexer.pq, "ParquetFile", counting)
+    monkeypatch.setattr(indexer, "open_file", counting)
     report = _build(root)
     assert opened == [str(root / "p0500.parquet")]
     assert (report.files_indexed, report.files_unchanged) == (1, 999)

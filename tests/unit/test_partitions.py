@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,13 +11,42 @@ import pytest
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
-from skipindex.partitions import HIVE_NULL, partition_values
+from skipindex.partitions import HIVE_NULL, partition_columns, unescape
+
+UTC = ZoneInfo("UTC")
 
 
-def test_partition_values_are_unescaped_and_null_aware():
-    assert partition_values("a=1/b=x%20y/c=%C3%A9/f.parquet") == {"a": "1", "b": "x y", "c": "é"}
-    assert partition_values(f"a={HIVE_NULL}/f.parquet") == {"a": None}
-    assert partition_values("f.parquet") == {}
+def _typed(*values: str, zone: ZoneInfo = UTC) -> tuple[pa.DataType | None, list[object]]:
+    [column] = partition_columns([f"p={v}/f.parquet" for v in values], time_zone=zone)
+    return column.type, column.values.to_pylist()
+
+
+def test_unescaping_is_one_character_per_escape_as_in_spark():
+    assert unescape("x%20y") == "x y"
+    assert unescape("%C3%A9") == "\u00c3\u00a9"  # what Spark reads for pyarrow's `é` folder
+    assert unescape("100%") == "100%"  # not an escape
+
+
+def test_values_are_typed_as_spark_infers_them():
+    assert _typed("9", "10") == (pa.int32(), [9, 10])
+    assert _typed("9", "10000000000") == (pa.int64(), [9, 10_000_000_000])
+    assert _typed("1.5", "NaN")[0] == pa.float64()
+    assert _typed("2024-01-01")[0] == pa.date32()
+    assert _typed(HIVE_NULL, "3") == (pa.int32(), [None, 3])
+    # a later string folder turns the column into strings, numbers in Spark's spelling
+    assert _typed("007", "10", "abc") == (pa.string(), ["7", "10", "abc"])
+    # bigint + double is a string to Spark, and the double in Java's spelling: not modelled
+    assert _typed("1.5", "10000000000")[0] is None
+    # wall-clock partition timestamps are read in the session zone
+    kind, [value] = _typed("2024-01-01 00%3A00%3A00", zone=ZoneInfo("Asia/Kolkata"))
+    assert kind == pa.timestamp("us", tz="UTC")
+    assert value.isoformat() == "2023-12-31T18:30:00+00:00"
+
+
+def test_spellings_skipindex_does_not_model_leave_the_column_untyped():
+    for odd in ("1e3", "1.5d", "0x1p3", "2024-01-01 00%3A00%3A00.5"):
+        kind, _ = _typed(odd, "1")
+        assert kind is None, odd
 
 
 @pytest.fixture

@@ -1,0 +1,265 @@
+"""Read a Parquet file's columns as Spark reads them, with pyarrow and no Spark.
+
+The index must hold the values *Spark* reads, so each rule of Spark's Parquet
+reader that changes a value is modelled here, and tested against Spark:
+
+* INT96 timestamps (Spark's default ``outputTimestampType``, and Hive/Impala's)
+  are read as microseconds, never through nanoseconds (which wrap outside
+  1677-2262 and turn ``9999-12-31`` into 1816);
+* files written in LEGACY calendar mode (footer key ``org.apache.spark.legacyDateTime``
+  or ``legacyINT96``, or written by Spark < 3.0 / < 3.1 for INT96, or carrying no
+  Spark version while the session reads in LEGACY mode) are rebased from the
+  hybrid Julian calendar: dates exactly, timestamps exactly in UTC; an old
+  timestamp rebased in another zone is not modelled and the file is not indexed
+  on that column ("might match");
+* columns, and struct fields at every level, match case-insensitively unless
+  ``spark.sql.caseSensitive``; two fields matching one name make the column
+  unreadable to Spark, so it is not indexed;
+* dictionary-encoded Arrow columns (a pandas Categorical) are their values.
+
+Everything Spark would refuse or read differently is reported as a reason
+string instead of an array; the indexer then stores no payload for that file
+and column, which prune answers with "might match".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from skipindex.column_paths import ColumnPath, join_path, resolve_path
+
+__all__ = ["SparkView", "normalise_type", "read_columns"]
+
+_VERSION_KEY = b"org.apache.spark.version"
+_LEGACY_DATETIME_KEY = b"org.apache.spark.legacyDateTime"
+_LEGACY_INT96_KEY = b"org.apache.spark.legacyINT96"
+_TIME_ZONE_KEY = b"org.apache.spark.timeZone"
+_GREGORIAN_START = -141427  # 1582-10-15: days before it are Julian in the hybrid calendar
+_MICROS_PER_DAY = 86_400 * 10**6
+_JULIAN_EPOCH_OFFSET = 2440588  # Julian Day Number of 1970-01-01
+_SAFE_AFTER_DAY = -25566  # 1900-01-02: no zone's LEGACY rebase moves a later instant
+_UTC_ZONES = frozenset({"UTC", "Z", "GMT", "ETC/UTC", "ETC/GMT", "+00:00"})
+
+
+@dataclass(frozen=True)
+class SparkView:
+    """The session settings that change what Spark reads (recorded at build time)."""
+
+    case_sensitive: bool = False
+    datetime_rebase_mode: str = "CORRECTED"  # spark.sql.parquet.datetimeRebaseModeInRead
+    int96_rebase_mode: str = "CORRECTED"  # spark.sql.parquet.int96RebaseModeInRead
+    time_zone: str = "UTC"  # spark.sql.session.timeZone, for LEGACY timestamp rebasing
+    partition_type_inference: bool = True  # ...partitionColumnTypeInference.enabled
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any] | None) -> SparkView:
+        known = {k: v for k, v in (doc or {}).items() if k in cls.__dataclass_fields__}
+        return cls(**known)
+
+    @classmethod
+    def of_session(cls, spark: Any) -> SparkView:
+        def conf(key: str, default: str) -> str:
+            try:
+                return str(spark.conf.get(key, default))
+            except Exception:  # Connect sessions may refuse some keys: keep Spark's default
+                return default
+
+        return cls(
+            case_sensitive=conf("spark.sql.caseSensitive", "false").lower() == "true",
+            datetime_rebase_mode=conf(
+                "spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED"
+            ).upper(),
+            int96_rebase_mode=conf("spark.sql.parquet.int96RebaseModeInRead", "CORRECTED").upper(),
+            time_zone=conf("spark.sql.session.timeZone", "UTC"),
+            partition_type_inference=conf(
+                "spark.sql.sources.partitionColumnTypeInference.enabled", "true"
+            ).lower()
+            == "true",
+        )
+
+
+def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
+    """The type Spark gives a column pyarrow reads as ``arrow_type``."""
+    if pa.types.is_dictionary(arrow_type):
+        return normalise_type(arrow_type.value_type)
+    if pa.types.is_struct(arrow_type):
+        children = (arrow_type.field(i) for i in range(arrow_type.num_fields))
+        return pa.struct([f.with_type(normalise_type(f.type)) for f in children])
+    return arrow_type
+
+
+def open_file(source: Any, filesystem: Any = None) -> pq.ParquetFile:
+    """A Parquet file opened so INT96 comes back as microseconds."""
+    return pq.ParquetFile(source, filesystem=filesystem, coerce_int96_timestamp_unit="us")
+
+
+def file_schema(parquet: pq.ParquetFile) -> pa.Schema:
+    """The file's Arrow schema as Spark types it (INT96 as UTC micros, no dictionaries)."""
+    int96 = _int96_columns(parquet)
+    fields = []
+    for field in parquet.schema_arrow:
+        arrow_type = normalise_type(field.type)
+        if field.name in int96 and pa.types.is_timestamp(arrow_type):
+            arrow_type = pa.timestamp("us", tz="UTC")
+        fields.append(pa.field(field.name, arrow_type, field.nullable))
+    return pa.schema(fields)
+
+
+def read_columns(
+    parquet: pq.ParquetFile,
+    wanted: Sequence[tuple[ColumnPath, pa.DataType]],
+    view: SparkView,
+) -> tuple[dict[ColumnPath, pa.Array | str], int]:
+    """Each wanted column (a path and the table's type for it) as Spark reads it
+    from this file, or the reason it cannot be indexed here; and the bytes read."""
+    schema = file_schema(parquet)
+    num_rows = parquet.metadata.num_rows
+    found: dict[ColumnPath, ColumnPath | str] = {}  # spelled as in the file; () if absent
+    for path, _ in wanted:
+        try:
+            resolved = resolve_path(schema, path, case_sensitive=view.case_sensitive)
+        except LookupError as exc:
+            found[path] = f"Spark cannot read column {exc} in this file; not indexed"
+            continue
+        found[path] = resolved[0] if resolved else ()
+    tops = sorted({where[0] for where in found.values() if not isinstance(where, str) and where})
+    table = parquet.read(columns=tops) if tops else None
+    rebase = _Rebase(parquet, view)
+    out: dict[ColumnPath, pa.Array | str] = {}
+    for path, table_type in wanted:
+        spelled = found[path]
+        if isinstance(spelled, str):
+            out[path] = spelled
+        elif not spelled:
+            out[path] = pa.nulls(num_rows, normalise_type(table_type))  # what Spark reads
+        else:
+            assert table is not None
+            array = rebase.apply(_extract(table, spelled), spelled[0])
+            out[path] = array if isinstance(array, str) else _as_table_type(array, table_type, path)
+    return out, int(table.nbytes) if table is not None else 0
+
+
+def _extract(table: pa.Table, spelled: ColumnPath) -> pa.Array:
+    """The column at a path; a NULL struct makes its fields NULL (as in Spark)."""
+    array: pa.Array = table.column(spelled[0]).combine_chunks()
+    for name in spelled[1:]:
+        struct_type = array.type
+        index = struct_type.get_field_index(name)
+        array = array.flatten()[index] if isinstance(array, pa.StructArray) else array.field(index)
+    if pa.types.is_dictionary(array.type):
+        array = array.dictionary_decode()
+    return array
+
+
+def _as_table_type(array: pa.Array, table_type: pa.DataType, path: ColumnPath) -> pa.Array | str:
+    if array.type == table_type:
+        return array
+    timestamps = pa.types.is_timestamp(array.type) and pa.types.is_timestamp(table_type)
+    if timestamps and (array.type.tz is None) != (table_type.tz is None):
+        return (
+            f"column '{join_path(path)}' is {array.type} here, not {table_type}: "
+            "a zone-less and a zoned timestamp differ to Spark; not indexed"
+        )
+    try:
+        return array.cast(normalise_type(table_type), safe=True)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return f"column '{join_path(path)}' is {array.type} here, not {table_type}: not indexed"
+
+
+def _int96_columns(parquet: pq.ParquetFile) -> set[str]:
+    """Top-level columns with an INT96 leaf (Spark writes INT96 only for timestamps)."""
+    names = set()
+    schema = parquet.metadata.schema
+    for i in range(len(schema)):
+        column = schema.column(i)
+        if column.physical_type == "INT96":
+            names.add(column.path.split(".")[0])
+    return names
+
+
+class _Rebase:
+    """Spark's LEGACY-calendar read rules for one file."""
+
+    def __init__(self, parquet: pq.ParquetFile, view: SparkView) -> None:
+        meta = parquet.metadata.metadata or {}
+        version = meta.get(_VERSION_KEY)
+        spark_version = version.decode("utf-8", "replace") if version else None
+        if spark_version is None:
+            self.datetime = view.datetime_rebase_mode.upper() == "LEGACY"
+            self.int96 = view.int96_rebase_mode.upper() == "LEGACY"
+        else:
+            self.datetime = spark_version < "3.0.0" or _LEGACY_DATETIME_KEY in meta
+            self.int96 = spark_version < "3.1.0" or _LEGACY_INT96_KEY in meta
+        zone = meta.get(_TIME_ZONE_KEY)
+        self.zone = zone.decode("utf-8", "replace") if zone else view.time_zone
+        self.int96_columns = _int96_columns(parquet) if self.int96 else set()
+
+    def apply(self, array: pa.Array, top: str) -> pa.Array | str:
+        if not (self.datetime or self.int96) or not _has_temporal(array.type):
+            return array
+        legacy = self.int96 if top in self.int96_columns else self.datetime
+        if not legacy:
+            return array
+        return _rebase_array(array, self.zone)
+
+
+def _has_temporal(arrow_type: pa.DataType) -> bool:
+    return bool(pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type))
+
+
+def _rebase_array(array: pa.Array, zone: str) -> pa.Array | str:
+    if pa.types.is_date(array.type):
+        days = pc.fill_null(array.cast(pa.date32()).view(pa.int32()), 0).to_numpy()
+        rebased = julian_to_gregorian_days(days.astype(np.int64)).astype(np.int32)
+        return pa.array(rebased, pa.int32(), mask=_nulls(array)).view(pa.date32()).cast(array.type)
+    per_day = {"s": 86_400, "ms": 86_400 * 10**3, "us": _MICROS_PER_DAY, "ns": 86_400 * 10**9}[
+        array.type.unit
+    ]
+    ticks = pc.fill_null(array.view(pa.int64()), 0).to_numpy().astype(np.int64)
+    days = np.floor_divide(ticks, per_day)
+    if array.type.tz is not None and zone.upper() in _UTC_ZONES:
+        shifted = ticks + (julian_to_gregorian_days(days) - days) * per_day
+        return pa.array(shifted, pa.int64(), mask=_nulls(array)).view(array.type)
+    if (days < _SAFE_AFTER_DAY).any():
+        # Spark rebases these through java.util.TimeZone's offsets, which differ
+        # from tzdata's up to 1900 for many zones: not modelled.
+        return (
+            f"timestamps before 1900 written in LEGACY calendar mode (zone {zone}) are "
+            "rebased by rules skipindex does not model: not indexed"
+        )
+    return array
+
+
+def _nulls(array: pa.Array) -> np.ndarray | None:
+    if not array.null_count:
+        return None
+    return np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def julian_to_gregorian_days(days: np.ndarray) -> np.ndarray:
+    """Spark's ``rebaseJulianToGregorianDays``, vectorised: a day count in the hybrid
+    calendar (Julian before 1582-10-15) -> the proleptic Gregorian day with the same
+    year, month and day (a Julian Feb 29 the Gregorian calendar lacks rolls to Mar 1)."""
+    jdn = days + _JULIAN_EPOCH_OFFSET
+    c = jdn + 32082
+    d = (4 * c + 3) // 1461
+    e = c - (1461 * d) // 4
+    m = (5 * e + 2) // 153
+    day = e - (153 * m + 2) // 5 + 1
+    month = m + 3 - 12 * (m // 10)
+    year = d - 4800 + m // 10
+    a = (14 - month) // 12
+    y = year + 4800 - a
+    mm = month + 12 * a - 3
+    gregorian = day + (153 * mm + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
+    return np.where(days < _GREGORIAN_START, gregorian - _JULIAN_EPOCH_OFFSET, days)
