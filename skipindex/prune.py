@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Any
@@ -213,9 +213,12 @@ def _prune(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; "
             "rebuild it with drop_index + build_index"
         ) from exc
-    # An unreadable file (not Parquet, say) has no payloads: it is always kept.
-    unreadable = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
+    # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
+    # A readable one with a note lacks payloads only for the columns named there.
+    noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
+    unreadable = noted & (num_rows == 0)
     might_match = evaluation.might_match | unreadable
+    notes.extend(_notes(segments, noted & ~unreadable))
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
     files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
@@ -235,6 +238,15 @@ def _prune(
         time_zone=session.zone_text,
         partitions=partitions,
     )
+
+
+def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:
+    """Why some files have no index data for some columns (explain() shows it)."""
+    if not noted.any():
+        return []
+    texts = segments.column("error").filter(pa.array(noted)).to_pylist()
+    counts = Counter(texts)
+    return [f"{n} file(s) partly not indexed (always kept for it): {t}" for t, n in counts.items()]
 
 
 def _listing_positions(rows: int, covered: np.ndarray, positions: np.ndarray) -> np.ndarray:

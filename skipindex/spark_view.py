@@ -133,7 +133,9 @@ def read_columns(
             continue
         found[path] = resolved[0] if resolved else ()
     tops = sorted({where[0] for where in found.values() if not isinstance(where, str) and where})
-    table = parquet.read(columns=tops) if tops else None
+    table = None
+    if tops:  # read, then type as Spark does (INT96 as zoned micros, no dictionaries)
+        table = parquet.read(columns=tops).cast(pa.schema([schema.field(n) for n in tops]))
     rebase = _Rebase(parquet, view)
     out: dict[ColumnPath, pa.Array | str] = {}
     for path, table_type in wanted:
@@ -156,8 +158,6 @@ def _extract(table: pa.Table, spelled: ColumnPath) -> pa.Array:
         struct_type = array.type
         index = struct_type.get_field_index(name)
         array = array.flatten()[index] if isinstance(array, pa.StructArray) else array.field(index)
-    if pa.types.is_dictionary(array.type):
-        array = array.dictionary_decode()
     return array
 
 

@@ -1,0 +1,355 @@
+"""Differential tests against Spark itself: the index must hold what *Spark* reads.
+
+Every table here is written the way real lakes are (by Spark with its default
+INT96 timestamps, in LEGACY calendar mode, by pyarrow's hive writer, with mixed
+column case, nested structs, shadowed and escaped partition values, drifting
+partition types), indexed with every kind that takes each column, and queried in
+sessions outside UTC. The oracle is Spark: the files that hold a matching row
+(``input_file_name()``) must all be kept, and ``read()`` must return exactly
+Spark's row count, in every session zone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+
+pytestmark = pytest.mark.spark
+
+ZONES = ("UTC", "America/New_York", "Asia/Kolkata", "Asia/Kathmandu")  # +05:30, +05:45
+KINDS = (si.MinMax, si.Bloom, si.EqualityBitmap, si.RangeBitmap, si.BitSlicedBitmap)
+
+
+@contextlib.contextmanager
+def zone(spark: Any, name: str) -> Iterator[None]:
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", name)
+    try:
+        yield
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+def build_every_kind(spark: Any, root: Path, columns: Sequence[str]) -> None:
+    specs = []
+    for column in columns:
+        for kind in KINDS:
+            spec = kind(column)
+            try:  # each kind on every column whose type it takes
+                si.build_index(str(root), [spec], spark=spark)
+            except si.UnsupportedTypeError:
+                continue
+            specs.append(spec)
+    assert specs, "no index was built"
+
+
+def spark_files(spark: Any, root: Path, where: Any) -> tuple[set[str], int]:
+    """The files Spark finds a matching row in (relative paths), and its row count."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    frame = spark.read.option("basePath", str(root)).parquet(str(root))
+    condition = F.expr(where) if isinstance(where, str) else where
+    rows = frame.where(condition).select(F.input_file_name().alias("f")).collect()
+    files = {os.path.relpath(unquote(urlparse(r.f).path), root) for r in rows}
+    return files, len(rows)
+
+
+def assert_never_drops(spark: Any, root: Path, wheres: Sequence[Any], zones=ZONES) -> None:
+    """In each session zone: prune keeps every file Spark matches, read() counts as Spark."""
+    for name in zones:
+        with zone(spark, name):
+            for where in wheres:
+                expected, count = spark_files(spark, root, where)
+                kept = si.prune(str(root), where, time_zone=name)
+                relative = {os.path.relpath(f, root) for f in kept.files}
+                missing = expected - relative
+                assert not missing, f"{where!r} in {name}: dropped {missing}\n{kept.explain()}"
+                got = si.read(spark, str(root), where).count()
+                assert got == count, f"{where!r} in {name}: read() {got} rows, Spark {count}"
+
+
+def spark_write(frame: Any, path: Path, **options: str) -> None:
+    """Write ``frame`` with Spark as the one Parquet file ``path``."""
+    staging = path.parent / f".staging-{path.stem}"
+    frame.coalesce(1).write.options(**options).parquet(str(staging))
+    [part] = staging.glob("part-*.parquet")
+    part.rename(path)
+    for leftover in staging.iterdir():
+        leftover.unlink()
+    staging.rmdir()
+
+
+def write(table: pa.Table, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def test_timestamp_literals_mean_what_the_session_zone_makes_of_them(spark, tmp_path):
+    root = tmp_path / "t"
+    start = int(datetime(2024, 3, 9, 20, tzinfo=UTC).timestamp()) * 10**6
+    for k in range(6):  # one minute apart, across New York's spring-forward night
+        micros = pa.array([start + (k * 120 + i) * 60 * 10**6 for i in range(120)], pa.int64())
+        ts = micros.cast(pa.timestamp("us", tz="UTC"))
+        write(
+            pa.table(
+                {
+                    "ts": ts,
+                    "ntz": micros.cast(pa.timestamp("us")),
+                    "d": ts.cast(pa.date32()),
+                }
+            ),
+            root / f"f{k}.parquet",
+        )
+    build_every_kind(spark, root, ["ts", "ntz", "d"])
+    from pyspark.sql import functions as F  # noqa: N812
+
+    wheres: list[Any] = [
+        "ts < TIMESTAMP '2024-03-10 03:00:00'",
+        "ts = TIMESTAMP '2024-03-10 01:30:00'",
+        "ts >= '2024-03-10 04:00'",
+        "ts > DATE '2024-03-10'",
+        "d < TIMESTAMP '2024-03-10 03:00:00'",
+        "d = TIMESTAMP '2024-03-10 00:00:00'",
+        "ntz > TIMESTAMP '2024-03-10 07:30:00'",
+        "ntz = TIMESTAMP '2024-03-10 07:00:00'",
+        "ntz <= TIMESTAMP_NTZ '2024-03-10 02:30:00'",
+        "CAST(ts AS DATE) = DATE '2024-03-10'",
+        F.col("ts") < F.lit("2024-03-10 03:00:00").cast("timestamp"),
+        F.expr("ts = TIMESTAMP '2024-03-10 06:40:00'"),
+    ]
+    assert_never_drops(spark, root, wheres)
+
+
+def test_column_names_match_case_insensitively_across_files(spark, tmp_path):
+    root = tmp_path / "t"
+    write(pa.table({"X": pa.array([1, 2], pa.int64())}), root / "a.parquet")
+    write(pa.table({"x": pa.array([5, 6], pa.int64())}), root / "b.parquet")
+    build_every_kind(spark, root, ["X"])
+    wheres = ["X = 5", "X > 1", "X IS NOT NULL", "x = 6", "X IN (5, 2)"]
+    assert_never_drops(spark, root, wheres, zones=("UTC",))
+    kept = si.prune(str(root), "X = 5", time_zone="UTC")
+    assert {Path(f).name for f in kept.files} == {"b.parquet"}  # and still skips
+
+
+def test_struct_fields_are_addressed_by_their_path(spark, tmp_path):
+    root = tmp_path / "t"
+    inner = pa.struct([("f", pa.int64())])
+    nested = pa.struct([("f", pa.int64()), ("g", pa.string()), ("t", inner)])
+    for k in range(3):
+        values = [{"f": 10 * k + i, "g": f"g{k}", "t": {"f": 100 * k + i}} for i in range(3)]
+        values.append(None)  # a NULL struct: its fields are NULL
+        table = pa.table(
+            {
+                "f": pa.array([k, k, k, k], pa.int64()),
+                "s": pa.array(values, nested),
+                "a": pa.array([{"b": k}] * 4, pa.struct([("b", pa.int64())])),
+                "b": pa.array([-k] * 4, pa.int64()),
+            }
+        )
+        write(table, root / f"f{k}.parquet")
+    build_every_kind(spark, root, ["f", "s.f", "s.t.f", "a.b"])
+    wheres = [
+        "s.f = 1",
+        "s.f = 11",
+        "s.g = 'g1'",
+        "s.t.f > 150",
+        "S.T.F = 201",
+        "s.f IS NULL",
+        "f = 1",
+        "a.b = 1",
+        "b = -1",
+    ]
+    assert_never_drops(spark, root, wheres, zones=("UTC",))
+    names = {Path(f).name for f in si.prune(str(root), "s.f = 11", time_zone="UTC").files}
+    assert names == {"f1.parquet"}  # nested fields skip files too
+    names = {Path(f).name for f in si.prune(str(root), "s.t.f > 150", time_zone="UTC").files}
+    assert names == {"f2.parquet"}
+
+
+def test_partition_values_follow_spark(spark, tmp_path):
+    root = tmp_path / "t"
+    # (a) a data column named like the partition column: the folder's value wins
+    write(pa.table({"p": [9], "v": [1]}), root / "p=1" / "a.parquet")
+    write(pa.table({"p": [1], "v": [2]}), root / "p=2" / "b.parquet")
+    build_every_kind(spark, root, ["v"])
+    assert_never_drops(spark, root, ["p = 1", "p = 9", "p > 1", "v = 1 AND p = 1"])
+
+    # (b) escaped folder names: each %XX is one character to Spark
+    escaped = tmp_path / "e"
+    write(pa.table({"v": [1]}), escaped / "p=%C3%A9" / "a.parquet")
+    write(pa.table({"v": [2]}), escaped / "p=plain" / "b.parquet")
+    build_every_kind(spark, escaped, ["v"])
+    assert_never_drops(spark, escaped, ["p = 'Ã©'", "p = 'é'", "p > 'b'"], zones=("UTC",))
+
+    # (c) type drift: ints at build time, a string folder afterwards
+    drift = tmp_path / "d"
+    write(pa.table({"v": [1]}), drift / "p=9" / "a.parquet")
+    write(pa.table({"v": [2]}), drift / "p=10" / "b.parquet")
+    build_every_kind(spark, drift, ["v"])
+    write(pa.table({"v": [3]}), drift / "p=abc" / "c.parquet")
+    assert_never_drops(spark, drift, ["p < '5'", "p = '10'", "p > 'a'"], zones=("UTC",))
+
+    # (d) a double partition column holding NaN
+    floats = tmp_path / "n"
+    write(pa.table({"v": [1]}), floats / "p=NaN" / "a.parquet")
+    write(pa.table({"v": [2]}), floats / "p=1.5" / "b.parquet")
+    write(pa.table({"v": [3]}), floats / "p=0.5" / "c.parquet")
+    build_every_kind(spark, floats, ["v"])
+    wheres = ["p > 1", "p = 'NaN'", "isnan(p)", "p < 1", "p = CAST('NaN' AS DOUBLE)"]
+    assert_never_drops(spark, floats, wheres, zones=("UTC",))
+    names = {Path(f).name for f in si.prune(str(floats), "p < 1", time_zone="UTC").files}
+    assert names == {"c.parquet"}
+
+    # timestamp partition folders are wall times in the session zone
+    stamps = tmp_path / "s"
+    write(pa.table({"v": [1]}), stamps / "p=2024-01-01 10%3A00%3A00" / "a.parquet")
+    write(pa.table({"v": [2]}), stamps / "p=2024-01-02 10%3A00%3A00" / "b.parquet")
+    build_every_kind(spark, stamps, ["v"])
+    wheres = ["p < TIMESTAMP '2024-01-01 12:00:00'", "p = TIMESTAMP '2024-01-02 10:00:00'"]
+    assert_never_drops(spark, stamps, wheres)
+
+
+def test_int96_timestamps_are_read_as_spark_reads_them(spark, tmp_path):
+    root = tmp_path / "t"
+    sentinel = "SELECT TIMESTAMP'9999-12-31 00:00:00' AS valid_to, 1 AS id"
+    current = "SELECT TIMESTAMP'2020-06-01 12:00:00' AS valid_to, 2 AS id"
+    ancient = "SELECT TIMESTAMP'0001-01-01 00:00:00' AS valid_to, 3 AS id"
+    with zone(spark, "UTC"):
+        for name, sql in (("a", sentinel), ("b", current), ("c", ancient)):
+            spark_write(spark.sql(sql), root / f"{name}.parquet")
+    assert spark.conf.get("spark.sql.parquet.outputTimestampType") == "INT96"
+    build_every_kind(spark, root, ["valid_to"])
+    wheres = [
+        "valid_to > TIMESTAMP'2024-01-01 00:00:00'",
+        "valid_to = TIMESTAMP'9999-12-31 00:00:00'",
+        "valid_to < TIMESTAMP'1000-01-01 00:00:00'",
+        "valid_to IN (TIMESTAMP'9999-12-31 00:00:00', TIMESTAMP'2020-06-01 12:00:00')",
+    ]
+    assert_never_drops(spark, root, wheres)
+    kept = si.prune(str(root), "valid_to = TIMESTAMP'9999-12-31 00:00:00'", time_zone="UTC")
+    assert [Path(f).name for f in kept.files] == ["a.parquet"]
+
+
+@pytest.mark.parametrize("write_zone", ["UTC", "America/Los_Angeles"])
+def test_legacy_calendar_files_are_rebased_like_spark(spark, tmp_path, write_zone):
+    root = tmp_path / "t"
+    rows = {
+        "a": "SELECT DATE'1000-03-01' AS d, TIMESTAMP'1000-03-01 00:00:00' AS ts, 1 AS id",
+        "b": "SELECT DATE'0001-01-01' AS d, TIMESTAMP'0001-01-01 00:00:00' AS ts, 2 AS id",
+        "c": "SELECT DATE'2020-01-01' AS d, TIMESTAMP'2020-01-01 00:00:00' AS ts, 3 AS id",
+        "e": "SELECT DATE'1582-10-04' AS d, TIMESTAMP'1582-10-04 12:00:00' AS ts, 4 AS id",
+    }
+    legacy = {
+        "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY",
+        "spark.sql.parquet.int96RebaseModeInWrite": "LEGACY",
+        "spark.sql.session.timeZone": write_zone,
+    }
+    previous = {k: spark.conf.get(k) for k in legacy}
+    try:
+        for key, value in legacy.items():
+            spark.conf.set(key, value)
+        for name, sql in rows.items():
+            spark_write(spark.sql(sql), root / f"{name}.parquet")  # INT96 ts
+            with_micros = {"spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS"}
+            spark.conf.set(*next(iter(with_micros.items())))
+            spark_write(spark.sql(sql), root / f"{name}_micros.parquet")
+            spark.conf.set("spark.sql.parquet.outputTimestampType", "INT96")
+    finally:
+        for key, value in previous.items():
+            spark.conf.set(key, value)
+    build_every_kind(spark, root, ["d", "ts"])
+    wheres = [
+        "d = DATE '1000-03-01'",
+        "d = DATE '0001-01-01'",
+        "d < DATE '1582-10-15'",
+        "d = DATE '1582-10-04'",
+        "ts = TIMESTAMP '1000-03-01 00:00:00'",
+        "ts < TIMESTAMP '1500-01-01 00:00:00'",
+    ]
+    assert_never_drops(spark, root, wheres, zones=(write_zone, "Asia/Kolkata"))
+    kept = si.prune(str(root), "d = DATE '2020-01-01'", time_zone="UTC")
+    assert {Path(f).name for f in kept.files} <= {"c.parquet", "c_micros.parquet"}  # skips
+
+
+def test_literals_spark_accepts_are_bound_exactly(spark, tmp_path):
+    root = tmp_path / "t"
+    decimal_type = pa.decimal128(38, 10)
+    big = Decimal("-1234567890123456789.0123456789")
+    write(
+        pa.table(
+            {
+                "dw": pa.array([big, Decimal(1)], decimal_type),
+                "y": pa.array([-128, 5], pa.int8()),
+                "sm": pa.array([-32768, 7], pa.int16()),
+            }
+        ),
+        root / "a.parquet",
+    )
+    write(
+        pa.table(
+            {
+                "dw": pa.array([Decimal(2)], decimal_type),
+                "y": pa.array([1], pa.int8()),
+                "sm": pa.array([1], pa.int16()),
+            }
+        ),
+        root / "b.parquet",
+    )
+    build_every_kind(spark, root, ["dw", "y", "sm"])
+    from pyspark.sql import functions as F  # noqa: N812
+
+    wheres: list[Any] = [
+        f"dw = {big}",
+        F.col("dw") == F.lit(big),
+        "y = -128Y",
+        "sm = -32768S",
+        "y < -127Y",
+    ]
+    assert_never_drops(spark, root, wheres, zones=("UTC",))
+
+
+def test_strings_with_nul_and_long_in_lists(spark, tmp_path):
+    root = tmp_path / "t"
+    for k, values in enumerate((["a", "b\x00"], ["b", "c"], ["\uffff", "z"])):
+        write(pa.table({"s": values}), root / f"f{k}.parquet")
+    build_every_kind(spark, root, ["s"])
+    from pyspark.sql import functions as F  # noqa: N812
+
+    many = [f"v{i}" for i in range(20)]
+    wheres: list[Any] = [
+        F.col("s").isin([*many, "b\x00"]),
+        F.col("s").isin([*many, "\uffff"]),
+        F.col("s") == "b\x00",
+        F.col("s") > "b",
+    ]
+    assert_never_drops(spark, root, wheres, zones=("UTC",))
+
+
+def test_files_spark_hides_or_reads_specially(spark, tmp_path):
+    root = tmp_path / "t"
+    import pandas as pd
+
+    frame = pd.DataFrame({"c": pd.Categorical(["x", "y", "x"]), "file_name": ["a", "b", "c"]})
+    root.mkdir(parents=True)
+    pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), root / "a.parquet")
+    other = pd.DataFrame({"c": pd.Categorical(["z"]), "file_name": ["d"]})
+    pq.write_table(pa.Table.from_pandas(other, preserve_index=False), root / "b.parquet")
+    pq.write_metadata(pq.read_schema(root / "a.parquet"), root / "_metadata")
+    build_every_kind(spark, root, ["c"])  # a dictionary column Spark reads as strings
+    result = si.prune(str(root), "c = 'x'", time_zone="UTC")
+    assert result.total == 2  # _metadata is not a data file
+    assert {Path(f).name for f in result.files} == {"a.parquet"}
+    wheres = ["c = 'x'", "c IN ('y', 'z')", "_metadata.file_name = 'a.parquet'"]
+    assert_never_drops(spark, root, wheres, zones=("UTC",))
