@@ -57,6 +57,7 @@ from skipindex.expressions.nodes import (
     Comparison,
     In,
     IsNull,
+    Like,
     Literal,
     LiteralKind,
     Not,
@@ -90,6 +91,7 @@ _NODES = (
     Comparison,
     In,
     IsNull,
+    Like,
     Not,
     And,
     Or,
@@ -202,6 +204,8 @@ class _Resolver:
 
 
 def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
+    if isinstance(leaf, Like):
+        return _like(leaf, resolver)
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
     column = resolver.resolve(leaf.column)
@@ -227,6 +231,36 @@ def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
         return _member(column, domain, targets, leaf.negated)
     except _MightMatchError as reason:
         return Unsupported(str(leaf), str(reason))
+
+
+def _like(leaf: Like, resolver: _Resolver) -> AnyPredicate:
+    """On a string column, ``LIKE 'abc%'`` is ``'abc' <= x < 'abd'`` in code-point
+    (UTF-8 byte) order, and ``LIKE 'abc'`` is ``x = 'abc'``. Spark casts any other
+    column to a string first: might match."""
+    column = resolver.resolve(leaf.column)
+    if column is None or domain_of(column.type) is not Domain.STRING:
+        return Unsupported(str(leaf), "LIKE is answered on string columns only")
+    op_low, op_high = (Op.LT, Op.GE) if leaf.negated else (Op.GE, Op.LT)
+    if not leaf.prefix:
+        return _compare(column, Domain.STRING, Op.NE if leaf.negated else Op.EQ, leaf.text)
+    low = _compare(column, Domain.STRING, op_low, leaf.text)
+    after = _successor(leaf.text)
+    if after is None:  # nothing sorts after every string with this prefix
+        return low
+    high = _compare(column, Domain.STRING, op_high, after)
+    return join(Or if leaf.negated else And, [low, high])
+
+
+def _successor(text: str) -> str | None:
+    """The least string above every string that starts with ``text`` (None: none)."""
+    chars = list(text)
+    while chars:
+        code = ord(chars[-1]) + 1
+        if code <= 0x10FFFF:
+            chars[-1] = chr(0xE000 if 0xD800 <= code <= 0xDFFF else code)  # skip surrogates
+            return "".join(chars)
+        chars.pop()
+    return None
 
 
 def _compare(column: BoundColumn, domain: Domain, op: Op, target: _Target) -> AnyPredicate:

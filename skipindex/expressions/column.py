@@ -35,7 +35,16 @@ from skipindex.expressions.nodes import (
     Predicate,
     Unsupported,
 )
-from skipindex.expressions.rewrite import Operand, compare, is_nan, member, null_safe_equal
+from skipindex.expressions.rewrite import (
+    Operand,
+    compare,
+    is_nan,
+    like,
+    member,
+    null_safe_equal,
+    starts_with,
+    truth_test,
+)
 from skipindex.expressions.sql import literal_from_sql, negate, parse_sql
 
 __all__ = ["parse_column"]
@@ -153,6 +162,16 @@ class _Walker:
             column = self._operand(args[0])
             if isinstance(column, str | tuple):
                 return is_nan(column) if name == "isnan" else IsNull(column, name == "isnotnull")
+            if column is None and name != "isnan":  # `(a > 0 & b > 1).isNull()`
+                try:
+                    condition = self.convert(args[0])
+                except InvalidPredicateError:
+                    return Unsupported(shown(), "isnull() of an expression that is not a condition")
+                return truth_test(condition, None, name == "isnotnull", shown())
+        if name == "like" and len(args) == 2:
+            return like(self._operand(args[0]), self._operand(args[1]), shown)
+        if name == "startswith" and len(args) == 2:
+            return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
         if name in _ARITHMETIC:
             raise InvalidPredicateError(f"{_sql(node)} is not a boolean expression")
         what = f"function {name}()" if name else kind

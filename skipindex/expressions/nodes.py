@@ -44,6 +44,7 @@ __all__ = [
     "In",
     "IsNull",
     "Literal",
+    "Like",
     "LiteralKind",
     "Not",
     "Op",
@@ -204,6 +205,22 @@ class IsNull:
 
 
 @dataclass(frozen=True)
+class Like:
+    """``column LIKE 'text%'`` (``prefix``) or ``column LIKE 'text'``, wildcard-free
+    text: on a string column, a range (or an equality) any index can answer."""
+
+    column: ColumnName
+    text: str
+    prefix: bool = True
+    negated: bool = False
+
+    def __str__(self) -> str:
+        pattern = self.text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        pattern = pattern.replace("'", "''") + ("%" if self.prefix else "")
+        return f"{_quote(self.column)} {'NOT LIKE' if self.negated else 'LIKE'} '{pattern}'"
+
+
+@dataclass(frozen=True)
 class Not:
     child: Predicate
 
@@ -227,7 +244,9 @@ class Or:
         return render(self)
 
 
-Predicate = AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | Not | And | Or
+Predicate = (
+    AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | Like | Not | And | Or
+)
 
 
 # --------------------------------------------------------------------------- bound

@@ -41,6 +41,7 @@ from skipindex.expressions.nodes import (
     Comparison,
     In,
     IsNull,
+    Like,
     Literal,
     LiteralKind,
     Not,
@@ -57,10 +58,13 @@ __all__ = [
     "compare",
     "is_nan",
     "join",
+    "like",
     "member",
     "null_safe_equal",
     "rewrite_not",
     "simplify",
+    "starts_with",
+    "truth_test",
 ]
 
 # nodes.py types And/Or children as unbound predicates; bound trees reuse the same
@@ -107,6 +111,8 @@ def _negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
         return In(leaf.column, leaf.literals, not leaf.negated)
     if isinstance(leaf, IsNull):
         return IsNull(leaf.column, not leaf.negated)
+    if isinstance(leaf, Like):
+        return Like(leaf.column, leaf.text, leaf.prefix, not leaf.negated)
     if isinstance(leaf, Unsupported):
         return Unsupported(leaf.sql, leaf.reason, not leaf.negated)
     if isinstance(leaf, AlwaysTrue):
@@ -257,3 +263,89 @@ def _why_not_column_vs_literal(left: Operand, right: Operand) -> str:
     if isinstance(left, Literal) and isinstance(right, Literal):
         return "compares two literals"
     return "one side is an expression, not a plain column or literal"
+
+
+def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predicate:
+    """``column LIKE pattern`` with Spark's default escape (backslash): a wildcard-free
+    text, optionally followed by ``%``, is a :class:`Like` leaf; anything else might match."""
+    if not isinstance(column, str | tuple):
+        return Unsupported(shown(), "LIKE needs a plain column")
+    if not isinstance(pattern, Literal) or pattern.kind is not LiteralKind.STRING:
+        return Unsupported(shown(), "LIKE needs a string literal pattern")
+    text, rest = [], str(pattern.value)
+    i = 0
+    while i < len(rest):
+        char = rest[i]
+        if char == "\\" and rest[i + 1 : i + 2] in ("_", "%", "\\"):
+            text.append(rest[i + 1])
+            i += 2
+        elif char == "%" and set(rest[i:]) == {"%"}:
+            return Like(column, "".join(text), prefix=True)
+        elif char in "_%\\":
+            return Unsupported(shown(), "only a prefix pattern ('abc%') can be answered")
+        else:
+            text.append(char)
+            i += 1
+    return Like(column, "".join(text), prefix=False)
+
+
+def starts_with(column: Operand, prefix: Operand, shown: Callable[[], str]) -> Predicate:
+    """``startswith(column, 'abc')``: the same leaf as ``column LIKE 'abc%'``."""
+    if not isinstance(column, str | tuple):
+        return Unsupported(shown(), "startswith needs a plain column")
+    if not isinstance(prefix, Literal) or prefix.kind is not LiteralKind.STRING:
+        return Unsupported(shown(), "startswith needs a string literal")
+    return Like(column, str(prefix.value), prefix=True)
+
+
+_TRUTH_LIMIT = 64  # nodes: the three-valued expansion grows with depth
+
+
+def truth_test(pred: Predicate, value: bool | None, negated: bool, shown: str) -> Predicate:
+    """``pred IS [NOT] TRUE|FALSE|NULL`` (``value`` None for NULL) under three-valued
+    logic, as a predicate that is itself never NULL, so NOT may be pushed through it.
+
+    ``(a > 0 AND b > 1) IS NULL`` is true when no conjunct is FALSE and one is
+    UNKNOWN: ``(a > 0 OR a IS NULL) AND (b > 1 OR b IS NULL) AND (a IS NULL OR b IS NULL)``.
+    """
+    try:
+        true, false, unknown = _truth(rewrite_not(pred), [_TRUTH_LIMIT])
+    except _UndecidableError as why:
+        return Unsupported(shown, str(why))
+    wanted = {True: true, False: false, None: unknown}
+    if not negated:
+        return wanted[value]
+    others = [t for v, t in wanted.items() if v is not value]
+    return Or((others[0], others[1]))
+
+
+class _UndecidableError(Exception):
+    pass
+
+
+def _truth(pred: Predicate, budget: list[int]) -> tuple[Predicate, Predicate, Predicate]:
+    """(is TRUE, is FALSE, is UNKNOWN) of an NNF predicate, each never NULL."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _UndecidableError("the expression under IS is too large to expand")
+    if isinstance(pred, And | Or):
+        parts = [_truth(child, budget) for child in pred.children]
+        trues, falses, unknowns = (tuple(p[k] for p in parts) for k in range(3))
+        if isinstance(pred, And):  # UNKNOWN: no FALSE and some UNKNOWN
+            open_ = tuple(Or((t, u)) for t, u in zip(trues, unknowns, strict=True))
+            return And(trues), Or(falses), And((*open_, Or(unknowns)))
+        open_ = tuple(Or((f, u)) for f, u in zip(falses, unknowns, strict=True))
+        return Or(trues), And(falses), And((*open_, Or(unknowns)))
+    if isinstance(pred, AlwaysTrue):
+        return AlwaysTrue(), AlwaysFalse(), AlwaysFalse()
+    if isinstance(pred, IsNull):
+        return pred, IsNull(pred.column, not pred.negated), AlwaysFalse()
+    if isinstance(pred, In) and any(lit.kind is LiteralKind.NULL for lit in pred.literals):
+        raise _UndecidableError("IN with a NULL in its list")
+    if isinstance(pred, Comparison) and pred.literal.kind is LiteralKind.NULL:
+        return AlwaysFalse(), AlwaysFalse(), AlwaysTrue()
+    if isinstance(pred, Comparison | In | Like):  # NULL exactly when the column is
+        present = IsNull(pred.column, negated=True)
+        negation = cast(Predicate, _negate_leaf(pred))
+        return And((pred, present)), And((negation, present)), IsNull(pred.column)
+    raise _UndecidableError(f"{pred} may be FALSE or NULL")  # AlwaysFalse, Unsupported

@@ -53,8 +53,11 @@ from skipindex.expressions.rewrite import (
     Operand,
     compare,
     is_nan,
+    like,
     member,
     null_safe_equal,
+    starts_with,
+    truth_test,
 )
 
 __all__ = ["literal_from_sql", "negate", "parse_sql", "sql_literal"]
@@ -213,6 +216,10 @@ def _syntactic_not(child: Predicate) -> Predicate:
 
 
 def _leaf(node: exp.Expression, text: str) -> Predicate:
+    if node.args.get("negate"):  # sqlglot folds `x NOT LIKE p` into Like(negate=True)
+        plain = node.copy()
+        plain.set("negate", None)
+        return _syntactic_not(_leaf(plain, text))
     if isinstance(node, exp.Boolean):
         return AlwaysTrue() if node.this else AlwaysFalse()
     if isinstance(node, exp.Null):
@@ -231,7 +238,11 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
     if isinstance(node, exp.Between):
         return _between(node)
     if isinstance(node, exp.Is):
-        return _is(node)
+        return _is(node, text)
+    if isinstance(node, exp.Like):
+        return like(_operand(node.this), _operand(node.expression), lambda: _sql(node))
+    if isinstance(node, exp.StartsWith):
+        return starts_with(_operand(node.this), _operand(node.expression), lambda: _sql(node))
     if isinstance(node, exp.IsNan) or _function_name(node) in ("isnull", "isnotnull"):
         return _null_or_nan_function(node)
     lit = sql_literal(node)
@@ -278,25 +289,42 @@ def _between(node: exp.Between) -> Predicate:
     return Or((forward, backward))
 
 
-def _is(node: exp.Is) -> Predicate:
+def _is(node: exp.Is, text: str) -> Predicate:
     """``x IS NULL``; ``x IS TRUE`` / ``IS FALSE`` are never NULL, so (as for ``<=>``) they
-    carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT."""
+    carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT.
+    Over a boolean expression, three-valued logic decides (:func:`truth_test`)."""
     column, target = _operand(node.this), node.expression
     if isinstance(column, str | tuple) and isinstance(target, exp.Null):
         return IsNull(column)
     if isinstance(column, str | tuple) and isinstance(target, exp.Boolean):
         lit = Literal(LiteralKind.BOOLEAN, bool(target.this))
         return And((Comparison(column, Op.EQ, lit), IsNull(column, negated=True)))
-    return _unsupported(node, "IS needs a column and NULL, TRUE or FALSE")
+    if isinstance(target, exp.Null | exp.Boolean) and column is None:
+        value = None if isinstance(target, exp.Null) else bool(target.this)
+        return _truth_of(node.this, value, False, node, text)
+    return _unsupported(node, "IS needs a column or a condition, and NULL, TRUE or FALSE")
+
+
+def _truth_of(
+    operand: exp.Expression, value: bool | None, negated: bool, node: exp.Expression, text: str
+) -> Predicate:
+    """``operand IS [NOT] value`` for a boolean ``operand`` (else might match)."""
+    try:
+        condition = _convert(_unparen(operand), text)
+    except InvalidPredicateError:  # `(a + 1) IS NULL`: not a condition, nothing to decide
+        return _unsupported(node, "IS over an expression that is not a condition")
+    return truth_test(condition, value, negated, _sql(node))
 
 
 def _null_or_nan_function(node: exp.Expression) -> Predicate:
     """``isnull(x)``, ``isnotnull(x)``, ``isnan(x)``."""
     args = [node.this] if isinstance(node, exp.IsNan) else list(node.expressions)
     column = _operand(args[0]) if len(args) == 1 else None
+    name = "isnan" if isinstance(node, exp.IsNan) else _function_name(node)
+    if column is None and len(args) == 1 and name != "isnan":
+        return _truth_of(args[0], None, name == "isnotnull", node, _sql(node))
     if not isinstance(column, str | tuple):
         return _unsupported(node, "the function's argument is not a plain column")
-    name = "isnan" if isinstance(node, exp.IsNan) else _function_name(node)
     return is_nan(column) if name == "isnan" else IsNull(column, negated=name == "isnotnull")
 
 

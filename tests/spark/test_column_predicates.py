@@ -4,7 +4,7 @@ against Spark itself (its own casts, and which rows its filter keeps)."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import reduce
 from typing import Any
@@ -16,7 +16,6 @@ from skipindex.errors import InvalidPredicateError
 from skipindex.expressions import parse_column, prepare
 from skipindex.expressions.casts import (
     UnrepresentableError,
-    micros_since_epoch,
     str_to_bool,
     str_to_date,
     str_to_double,
@@ -33,6 +32,7 @@ from skipindex.expressions.nodes import (
     Or,
     Unsupported,
 )
+from skipindex.expressions.timezones import session_zone, zone_named
 
 pytestmark = pytest.mark.spark
 
@@ -228,6 +228,11 @@ def test_timestamps_are_the_instants_spark_uses(spark):
 
 TIMESTAMP_STRINGS = [
     "2020-01-01",
+    "2024-03-10 02:30:00",  # in New York's spring-forward gap
+    "2024-11-03 01:30:00",  # in New York's fall-back overlap
+    "294247-01-10",  # beyond Python's years
+    "10000-01-01 00:00:00",
+    "-0044-03-15",
     "2020-01-01 12:34:56",
     "2020-01-01T12:34:56.123456",
     "2020-1-2 3:4:5.6",
@@ -313,8 +318,11 @@ BOOL_STRINGS = ["true", " TRUE ", "t", "y", "yes", "1", "false", "f", "n", "no",
 def _spark_try_casts(spark: Any, strings: list[str], target: str) -> list[Any]:
     from pyspark.sql import functions as F  # noqa: N812
 
+    # Dates and timestamps as Spark's own integers (days, UTC micros), never through
+    # Python datetimes (which PySpark converts in the Python process's zone).
+    unwrap = {"DATE": "unix_date", "TIMESTAMP": "unix_micros"}.get(target, "")
     frame = spark.createDataFrame([(i, s) for i, s in enumerate(strings)], "i int, s string")
-    rows = frame.select("i", F.expr(f"try_cast(s AS {target})").alias("v")).collect()
+    rows = frame.select("i", F.expr(f"{unwrap}(try_cast(s AS {target}))").alias("v")).collect()
     return [v for _, v in sorted((r["i"], r["v"]) for r in rows)]
 
 
@@ -337,9 +345,17 @@ def test_string_casts_match_spark(spark):
                 problems.append(f"{target} {text!r}: skipindex {mine!r}, Spark {expected!r}")
         return problems
 
-    problems = run(
-        TIMESTAMP_STRINGS, "TIMESTAMP", str_to_timestamp, lambda v: v.replace(tzinfo=UTC)
-    )
+    problems = []
+    for name in ("UTC", "America/New_York", "Asia/Kathmandu"):  # zone-less strings: session's
+        previous = spark.conf.get("spark.sql.session.timeZone")
+        spark.conf.set("spark.sql.session.timeZone", name)
+        try:
+            with session_zone(zone_named(name)):
+                problems += [
+                    f"{name}: {p}" for p in run(TIMESTAMP_STRINGS, "TIMESTAMP", str_to_timestamp)
+                ]
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", previous)
     problems += run(DATE_STRINGS, "DATE", str_to_date)
     problems += run(NUMBER_STRINGS, "DOUBLE", str_to_double)
     problems += run(NUMBER_STRINGS, "BIGINT", str_to_int)
@@ -478,7 +494,7 @@ def _physical(row: dict[str, Any]) -> dict[str, Any]:
     if row["dt"] is not None:
         out["dt"] = (row["dt"] - date(1970, 1, 1)).days
     if row["ts"] is not None:
-        out["ts"] = micros_since_epoch(row["ts"])
+        out["ts"] = (row["ts"] - datetime(1970, 1, 1, tzinfo=UTC)) // timedelta(microseconds=1)
     if row["g"] is not None:  # what a float32 column holds, widened to double
         out["g"] = float(pa.array([row["g"]], pa.float32())[0].as_py())
     return out
