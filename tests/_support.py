@@ -150,6 +150,10 @@ def leaf_strategy(columns: tuple[str, ...]) -> st.SearchStrategy[str]:
             st.tuples(st.sampled_from(OPS), literal).map(lambda t: f"{name} {t[0]} {t[1]}"),
             st.tuples(literal, literal).map(lambda t: f"{name} BETWEEN {t[0]} AND {t[1]}"),
             st.lists(literal, min_size=1, max_size=4).map(lambda v: f"{name} IN ({', '.join(v)})"),
+            # past min-max's small-list limit (16): the vectorised long-list path
+            st.lists(literal, min_size=17, max_size=20).map(
+                lambda v: f"{name} IN ({', '.join(v)})"
+            ),
             st.lists(literal, min_size=1, max_size=3).map(
                 lambda v: f"{name} NOT IN ({', '.join(v)})"
             ),

@@ -44,8 +44,10 @@ def table_schema(
             continue  # not Parquet: the indexer records why
         read += 1
         for field in schema:
-            if field.name not in fields:
+            # `x` in a later file is the `X` already known (Spark matches names
+            # case-insensitively): never a second column.
+            if field.name.lower() not in lowered:
                 fields[field.name] = field.remove_metadata()
-        lowered = {name.lower() for name in fields}
+                lowered.add(field.name.lower())
         missing = {w for w in missing if w not in fields and w.lower() not in lowered}
     return pa.schema(list(fields.values()))
