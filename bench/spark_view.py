@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from measure import machine
 
 import skipindex as si
 
@@ -45,9 +46,9 @@ def make_table(root: Path, files: int, rows: int) -> None:
                 "key": rng.integers(0, 10**9, rows, dtype=np.int64),
                 "ship": pa.array(rng.integers(8000, 11000, rows, dtype=np.int32)).cast(pa.date32()),
                 "mode": pa.array(modes[rng.integers(0, len(modes), rows)]),
-                "price": pa.array(rng.integers(0, 10**8, rows, dtype=np.int64)).cast(
-                    pa.decimal128(12, 2)
-                ),
+                "price": pa.array(rng.integers(0, 10**8, rows, dtype=np.int64))
+                .cast(pa.decimal128(19, 0))
+                .cast(pa.decimal128(12, 2)),
                 "comment": pa.array(np.char.add("c", rng.integers(0, 10**6, rows).astype(str))),
             }
         )
@@ -127,10 +128,18 @@ def main() -> None:
         }
         medians = median_seconds(args.runs, steps)
         floor = medians["scan (noop sink)"]
-        print(f"{args.files} files x {args.rows:,} rows, {size / 1e6:.0f} MB, local[2]")
-        print("| step | median s | vs scan |\n|---|---|---|")
-        for name, seconds in medians.items():
-            print(f"| {name} | {seconds:.2f} | {seconds / floor:.2f}x |")
+        lines = [
+            f"{args.files} files x {args.rows:,} rows, {size / 1e6:.0f} MB, local[2], "
+            f"medians of {args.runs} alternating runs; {machine()['machine']}",
+            "",
+            "| step | median s | vs scan |",
+            "|---|---|---|",
+            *(f"| {name} | {s:.2f} | {s / floor:.2f}x |" for name, s in medians.items()),
+        ]
+        print("\n".join(lines))
+        header = "# Build design: pyarrow with Spark's rules vs Spark's reader\n\n"
+        command = f"`python bench/spark_view.py --files {args.files} --rows {args.rows}`\n\n"
+        (Path(__file__).parent / "SPARK_VIEW.md").write_text(header + command + "\n".join(lines))
     finally:
         spark.stop()
         shutil.rmtree(work, ignore_errors=True)
