@@ -51,6 +51,10 @@ def read(spark: Any, path: str, where: Any, *, on_damaged: str = "raise") -> Any
         # Nothing to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does.
         return reader.parquet(root).filter(condition)
+    if schema is None and result.partitions:
+        # Spark would type the partition columns over the kept files only, which can
+        # differ from the whole table's types: take the whole table's schema.
+        schema = reader.parquet(root).schema
     if schema is not None:
         reader = reader.schema(schema)
     previous = spark.conf.get(_DISCOVERY_THRESHOLD, None)

@@ -223,6 +223,17 @@ def test_partition_values_follow_spark(spark, tmp_path):
     assert_never_drops(spark, stamps, wheres)
 
 
+def test_read_types_partitions_over_the_whole_table_without_a_recorded_schema(spark, tmp_path):
+    from skipindex.build import InProcessRunner, build_with
+
+    root = tmp_path / "t"
+    for value, v in (("9", 1), ("10", 2), ("abc", 3)):
+        write(pa.table({"v": [v]}), root / f"p={value}" / "f.parquet")
+    build_with(str(root), [si.MinMax("v")], InProcessRunner())  # no Spark schema recorded
+    # The kept files alone (p=9, p=10) would make p an int; the table makes it a string.
+    assert_never_drops(spark, root, ["v < 3 AND p < '5'", "v <= 2 AND p = '10'"], ("UTC",))
+
+
 def test_int96_timestamps_are_read_as_spark_reads_them(spark, tmp_path):
     root = tmp_path / "t"
     sentinel = "SELECT TIMESTAMP'9999-12-31 00:00:00' AS valid_to, 1 AS id"
