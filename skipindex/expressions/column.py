@@ -45,7 +45,8 @@ from skipindex.expressions.rewrite import (
     starts_with,
     truth_test,
 )
-from skipindex.expressions.sql import literal_from_sql, negate, parse_sql
+from skipindex.expressions.sql import parse_sql
+from skipindex.expressions.sql_literals import literal_from_sql, negate
 
 __all__ = ["parse_column"]
 

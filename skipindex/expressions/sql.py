@@ -1,38 +1,30 @@
 """SQL text (Spark dialect, parsed with sqlglot) -> unbound predicate tree.
 
-Only column-versus-literal conditions become leaves an index can answer. Any
-other valid boolean expression (functions on columns, LIKE, arithmetic,
+Only column-versus-literal conditions (and wildcard-free ``LIKE`` prefixes,
+and ``IS NULL`` over conditions) become leaves an index can answer. Any other
+valid boolean expression (functions on columns, other patterns, arithmetic,
 column-versus-column, subqueries...) becomes :class:`Unsupported` -- "might
-match" -- on its own, so its AND/OR siblings still prune.
-
-Literals keep the SQL type they were written with (``2.50`` is an exact
-DECIMAL, ``1e-1`` an approximate FLOAT, ``DATE '...'`` a date): binding casts
-them to each column's type the way Spark does. Casts of literals
-(``CAST('NaN' AS DOUBLE)``, ``1.5F``, ``10L``) are folded here. Spark's
-string-to-value rules live in :mod:`skipindex.expressions.casts`, shared with
-binding.
+match" -- on its own, so its AND/OR siblings still prune. Columns are names or
+struct paths (``s.f``); literals are typed and folded by
+:mod:`skipindex.expressions.sql_literals`, and binding casts them to each
+column's type the way Spark does.
 
 Every walk over a tree is iterative. sqlglot's own parser recurses, so a
 predicate nested thousands of levels deep is re-parsed on a helper thread with
-a large stack (see :func:`_on_deep_stack`).
+a large stack (see :func:`~skipindex.expressions._deep_stack.on_deep_stack`).
 """
 
 from __future__ import annotations
 
 import re
-import sys
-import threading
-from collections.abc import Callable
-from decimal import Decimal
-from typing import TypeVar, cast
+from typing import cast
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, TokenError
 
 from skipindex.errors import InvalidPredicateError
-from skipindex.expressions.casts import InvalidCastError, cast_value
+from skipindex.expressions._deep_stack import on_deep_stack, shorten
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -59,19 +51,15 @@ from skipindex.expressions.rewrite import (
     starts_with,
     truth_test,
 )
+from skipindex.expressions.sql_literals import (
+    SparkSQL,
+    function_name,
+    node_sql,
+    sql_literal,
+    unparen,
+)
 
-__all__ = ["literal_from_sql", "negate", "parse_sql", "sql_literal"]
-
-
-class _SparkSQL(Spark):
-    """Spark's dialect, plus ``''`` as an escaped quote inside a string.
-
-    Spark reads ``'it''s'`` as ``it's``; stock sqlglot reads it as two adjacent
-    literals (``its``). Adjacent literals ``'a' 'b'`` are still concatenated.
-    """
-
-    class Tokenizer(Spark.Tokenizer):
-        STRING_ESCAPES = ["\\", "'", '"']  # noqa: RUF012 -- sqlglot's convention
+__all__ = ["parse_sql"]
 
 
 _COMPARISONS: dict[type[exp.Expression], Op] = {
@@ -113,32 +101,32 @@ def parse_sql(text: str) -> Predicate:
         raise InvalidPredicateError(
             'empty predicate: expected a SQL boolean expression such as "a > 5"'
         )
-    return _on_deep_stack(_parse, text)
+    return on_deep_stack(_parse, text)
 
 
 def _parse(text: str) -> Predicate:
     try:
-        statements = [s for s in sqlglot.parse(text, read=_SparkSQL) if s is not None]
+        statements = [s for s in sqlglot.parse(text, read=SparkSQL) if s is not None]
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
         where = f" (line {first.get('line')}, column {first.get('col')})" if first else ""
         detail = first.get("description") or _plain(str(exc))
         raise InvalidPredicateError(
-            f"cannot parse predicate {_shorten(text)}: {detail}{where}"
+            f"cannot parse predicate {shorten(text)}: {detail}{where}"
         ) from None
     except TokenError as exc:
         raise InvalidPredicateError(
-            f"cannot parse predicate {_shorten(text)}: {_plain(str(exc))}"
+            f"cannot parse predicate {shorten(text)}: {_plain(str(exc))}"
         ) from None
     if len(statements) != 1:
         raise InvalidPredicateError(
             f"expected one boolean expression, found {len(statements) or 'no'} statements "
-            f"in {_shorten(text)}"
+            f"in {shorten(text)}"
         )
     root = statements[0]
     if not isinstance(root, exp.Condition) or isinstance(root, (exp.Query, exp.Subquery)):
         raise InvalidPredicateError(
-            f"{_shorten(text)} is not a boolean expression (it parses as "
+            f"{shorten(text)} is not a boolean expression (it parses as "
             f"{type(root).__name__.upper()})"
         )
     return _convert(cast(exp.Expression, root), text)
@@ -157,7 +145,7 @@ def _convert(root: exp.Expression, text: str) -> Predicate:
         action, item = work.pop()
         if action == _VISIT:
             assert isinstance(item, exp.Expression)
-            node = _unparen(item)
+            node = unparen(item)
             if isinstance(node, (exp.And, exp.Or)):
                 operands = _chain(node)
                 work.append((_AND if isinstance(node, exp.And) else _OR, len(operands)))
@@ -187,19 +175,13 @@ def _chain(node: exp.Expression) -> list[exp.Expression]:
     out: list[exp.Expression] = []
     stack = [node]
     while stack:
-        current = _unparen(stack.pop())
+        current = unparen(stack.pop())
         if type(current) is cls:
             stack.append(current.expression)
             stack.append(current.this)
         else:
             out.append(current)
     return out
-
-
-def _unparen(node: exp.Expression) -> exp.Expression:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    return node
 
 
 def _syntactic_not(child: Predicate) -> Predicate:
@@ -240,10 +222,10 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
     if isinstance(node, exp.Is):
         return _is(node, text)
     if isinstance(node, exp.Like):
-        return like(_operand(node.this), _operand(node.expression), lambda: _sql(node))
+        return like(_operand(node.this), _operand(node.expression), lambda: node_sql(node))
     if isinstance(node, exp.StartsWith):
-        return starts_with(_operand(node.this), _operand(node.expression), lambda: _sql(node))
-    if isinstance(node, exp.IsNan) or _function_name(node) in ("isnull", "isnotnull"):
+        return starts_with(_operand(node.this), _operand(node.expression), lambda: node_sql(node))
+    if isinstance(node, exp.IsNan) or function_name(node) in ("isnull", "isnotnull"):
         return _null_or_nan_function(node)
     lit = sql_literal(node)
     if lit is not None:
@@ -252,28 +234,30 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         if lit.kind is LiteralKind.NULL:
             return AlwaysFalse()
     if lit is not None or isinstance(node, _NOT_BOOLEAN):
-        raise InvalidPredicateError(f"{_sql(node)} in {_shorten(text)} is not a boolean expression")
+        raise InvalidPredicateError(
+            f"{node_sql(node)} in {shorten(text)} is not a boolean expression"
+        )
     _reject_parameters(node)
     return _unsupported(node, f"{_describe(node)} is not something an index can answer")
 
 
 def _comparison(node: exp.Expression, op: Op) -> Predicate:
-    return compare(op, _operand(node.this), _operand(node.expression), lambda: _sql(node))
+    return compare(op, _operand(node.this), _operand(node.expression), lambda: node_sql(node))
 
 
 def _null_safe(node: exp.Expression) -> Predicate:
     left, right = _operand(node.this), _operand(node.expression)
     negated = isinstance(node, exp.NullSafeNEQ)
-    return null_safe_equal(left, right, lambda: _sql(node), negated=negated)
+    return null_safe_equal(left, right, lambda: node_sql(node), negated=negated)
 
 
 def _in(node: exp.In) -> Predicate:
     if any(node.args.get(k) for k in ("query", "unnest", "field")):
         return _unsupported(node, "IN over a subquery is not something an index can answer")
     if not node.expressions:
-        raise InvalidPredicateError(f"{_sql(node)}: an IN list needs at least one value")
+        raise InvalidPredicateError(f"{node_sql(node)}: an IN list needs at least one value")
     items = [_operand(item) for item in node.expressions]
-    return member(_operand(node.this), items, lambda: _sql(node))
+    return member(_operand(node.this), items, lambda: node_sql(node))
 
 
 def _between(node: exp.Between) -> Predicate:
@@ -310,34 +294,22 @@ def _truth_of(
 ) -> Predicate:
     """``operand IS [NOT] value`` for a boolean ``operand`` (else might match)."""
     try:
-        condition = _convert(_unparen(operand), text)
+        condition = _convert(unparen(operand), text)
     except InvalidPredicateError:  # `(a + 1) IS NULL`: not a condition, nothing to decide
         return _unsupported(node, "IS over an expression that is not a condition")
-    return truth_test(condition, value, negated, _sql(node))
+    return truth_test(condition, value, negated, node_sql(node))
 
 
 def _null_or_nan_function(node: exp.Expression) -> Predicate:
     """``isnull(x)``, ``isnotnull(x)``, ``isnan(x)``."""
     args = [node.this] if isinstance(node, exp.IsNan) else list(node.expressions)
     column = _operand(args[0]) if len(args) == 1 else None
-    name = "isnan" if isinstance(node, exp.IsNan) else _function_name(node)
+    name = "isnan" if isinstance(node, exp.IsNan) else function_name(node)
     if column is None and len(args) == 1 and name != "isnan":
-        return _truth_of(args[0], None, name == "isnotnull", node, _sql(node))
+        return _truth_of(args[0], None, name == "isnotnull", node, node_sql(node))
     if not isinstance(column, str | tuple):
         return _unsupported(node, "the function's argument is not a plain column")
     return is_nan(column) if name == "isnan" else IsNull(column, negated=name == "isnotnull")
-
-
-# --------------------------------------------------------------------------- literals
-
-
-def literal_from_sql(text: str) -> Literal | None:
-    """The literal a short SQL text denotes (``DATE '2020-01-01'``), or None."""
-    try:
-        node = sqlglot.parse_one(text, read=_SparkSQL)
-    except (ParseError, TokenError):
-        return None
-    return sql_literal(cast(exp.Expression, node))
 
 
 # --------------------------------------------------------------------------- operands
@@ -345,7 +317,7 @@ def literal_from_sql(text: str) -> Literal | None:
 
 def _operand(node: exp.Expression) -> Operand:
     """A column name, a literal, or None for anything else."""
-    node = _unparen(node)
+    node = unparen(node)
     if isinstance(node, exp.Column):
         return _column(node)
     if isinstance(node, exp.Dot):
@@ -385,116 +357,13 @@ def _dotted(node: exp.Dot) -> ColumnName | None:
     return (*((head,) if isinstance(head, str) else head), *reversed(tail))
 
 
-def sql_literal(node: exp.Expression) -> Literal | None:
-    """The typed literal ``node`` denotes (folding casts and signs), or None."""
-    node = _unparen(node)
-    negations = 0
-    while isinstance(node, exp.Neg):  # iterative: `- - - 5` never recurses
-        negations += 1
-        node = _unparen(node.this)
-    if negations % 2 and isinstance(node, (exp.Cast, exp.TryCast)):
-        # `-128Y` is one TINYINT literal in Spark; sqlglot reads it as -(CAST(128 AS
-        # TINYINT)): negate the number first, or -128 would overflow as +128.
-        inner = sql_literal(node.this)
-        if inner is not None and inner.kind in (LiteralKind.INT, LiteralKind.DECIMAL):
-            negated = negate(inner)
-            if negated is not None:
-                return _fold_cast(negated, node.to, safe=False, shown="-" + _sql(node))
-    lit = _plain_literal(node)
-    return lit if lit is None or negations % 2 == 0 else negate(lit)
-
-
-def negate(lit: Literal) -> Literal | None:
-    """``-lit`` for a numeric literal (exactly: never rounded by a Decimal context)."""
-    value = lit.value
-    if isinstance(value, Decimal) and value.as_tuple().exponent == 0:
-        return _number(-int(value))  # -9223372036854775808 is a BIGINT again
-    if isinstance(value, Decimal):
-        return Literal(lit.kind, value.copy_negate())
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _number(-value) if lit.kind is LiteralKind.INT else Literal(lit.kind, -value)
-    return None
-
-
-def _plain_literal(node: exp.Expression) -> Literal | None:
-    if isinstance(node, exp.Null):
-        return Literal(LiteralKind.NULL, None)
-    if isinstance(node, exp.Boolean):
-        return Literal(LiteralKind.BOOLEAN, bool(node.this))
-    if isinstance(node, exp.Literal):
-        if node.is_string:
-            return Literal(LiteralKind.STRING, str(node.this))
-        return _numeric_text(str(node.this))
-    if isinstance(node, exp.HexString):
-        digits = str(node.this)
-        padded = digits.zfill(len(digits) + len(digits) % 2)  # X'123' is 0x01 0x23
-        return Literal(LiteralKind.BINARY, bytes.fromhex(padded))
-    if isinstance(node, exp.Concat):  # 'a' 'b': Spark concatenates adjacent literals
-        parts = [_plain_literal(_unparen(p)) for p in node.expressions]
-        if all(p is not None and p.kind is LiteralKind.STRING for p in parts):
-            return Literal(LiteralKind.STRING, "".join(str(p.value) for p in parts if p))
-        return None
-    if isinstance(node, (exp.Cast, exp.TryCast)):
-        inner = sql_literal(node.this)
-        if inner is None:
-            return None
-        safe = isinstance(node, exp.TryCast) and bool(node.args.get("safe"))
-        return _fold_cast(inner, node.to, safe=safe, shown=_sql(node))
-    name = _function_name(node)
-    if name in ("decimal", "binary") and len(node.expressions) == 1:
-        inner = sql_literal(node.expressions[0])
-        if inner is None:
-            return None
-        target = exp.DataType.build("DECIMAL(10, 0)" if name == "decimal" else "BINARY")
-        return _fold_cast(inner, target, safe=False, shown=_sql(node))
-    return None
-
-
-def _numeric_text(text: str) -> Literal:
-    """Spark's typing of an unsuffixed number: int, bigint, decimal(p,s) or double."""
-    if "e" in text.lower():
-        value = float(text)
-        if value in (float("inf"), float("-inf")):
-            raise InvalidPredicateError(f"numeric literal {text} does not fit in a DOUBLE")
-        return Literal(LiteralKind.FLOAT, value)
-    number = Decimal(text)
-    if len(number.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
-        raise InvalidPredicateError(
-            f"numeric literal {text} has more than {_MAX_DECIMAL_DIGITS} digits"
-        )
-    if "." in text:
-        return Literal(LiteralKind.DECIMAL, number)
-    return _number(int(number))
-
-
-def _number(value: int | Decimal | float) -> Literal:
-    if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
-        return Literal(LiteralKind.INT, value)
-    return Literal(LiteralKind.DECIMAL, Decimal(value))
-
-
-def _fold_cast(inner: Literal, to: exp.DataType, *, safe: bool, shown: str) -> Literal | None:
-    try:
-        return cast_value(inner, to.sql(dialect="spark"))
-    except InvalidCastError as exc:
-        if safe:  # try_cast: a failed cast is NULL
-            return Literal(LiteralKind.NULL, None)
-        raise InvalidPredicateError(f"invalid literal {shown}: {exc}") from None
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _function_name(node: exp.Expression) -> str:
-    if isinstance(node, exp.Anonymous):
-        return str(node.this).lower()
-    return ""
 
 
 def _reject_parameters(node: exp.Expression) -> None:
     if isinstance(node, (exp.Placeholder, exp.Parameter)):
         raise InvalidPredicateError(
-            f"the predicate holds an unbound parameter {_sql(node)}: substitute its value first"
+            f"the predicate holds an unbound parameter {node_sql(node)}: substitute its value first"
         )
 
 
@@ -505,65 +374,8 @@ def _describe(node: exp.Expression) -> str:
 
 
 def _unsupported(node: exp.Expression, reason: str) -> Unsupported:
-    return Unsupported(sql=_sql(node), reason=reason)
-
-
-def _sql(node: exp.Expression) -> str:
-    return str(node.sql(dialect="spark"))
+    return Unsupported(sql=node_sql(node), reason=reason)
 
 
 def _plain(message: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", message).strip()
-
-
-def _shorten(text: str, limit: int = 200) -> str:
-    return repr(text if len(text) <= limit else text[:limit] + "...")
-
-
-# --------------------------------------------------------------------------- deep inputs
-
-_T = TypeVar("_T")
-_DEEP_STACK_BYTES = 512 * 1024 * 1024  # virtual: pages are only touched as deep as needed
-# About 100 bytes of C stack per Python frame was measured for sqlglot's parser, so a
-# million frames (tens of thousands of nesting levels) stays well inside the stack above.
-_DEEP_RECURSION_LIMIT = 1_000_000
-_deep_lock = threading.Lock()
-
-
-def _on_deep_stack(fn: Callable[[str], _T], arg: str) -> _T:
-    """Run ``fn(arg)``; if it recurses too deep, run it again on a thread with a big stack.
-
-    The recursion limit is process-wide, so it is raised only while that thread
-    runs (under a lock) and restored afterwards.
-    """
-    try:
-        return fn(arg)
-    except RecursionError:
-        pass
-    outcome: list[_T] = []
-    failure: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            outcome.append(fn(arg))
-        except BaseException as exc:  # handed to the caller's thread
-            failure.append(exc)
-
-    with _deep_lock:
-        old_limit = sys.getrecursionlimit()
-        old_size = threading.stack_size(_DEEP_STACK_BYTES)
-        try:
-            sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
-            thread = threading.Thread(target=target, name="skipindex-deep-parse", daemon=True)
-            thread.start()
-            thread.join()
-        finally:
-            threading.stack_size(old_size)
-            sys.setrecursionlimit(old_limit)
-    if failure:
-        if isinstance(failure[0], RecursionError):
-            raise InvalidPredicateError(
-                f"predicate {_shorten(arg)} is nested too deeply to parse"
-            ) from None
-        raise failure[0]
-    return outcome[0]

@@ -1,0 +1,168 @@
+"""Spark SQL literals, as sqlglot parses them: typed, signed, with casts folded.
+
+Literals keep the SQL type they were written with (``2.50`` is an exact
+DECIMAL, ``1e-1`` an approximate FLOAT, ``DATE '...'`` a date); casts of
+literals (``CAST('NaN' AS DOUBLE)``, ``1.5F``, ``10L``, ``-128Y``) are folded
+with Spark's rules (:mod:`skipindex.expressions.casts`). Shared by the SQL and
+the PySpark Column parsers.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import cast
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.spark import Spark
+from sqlglot.errors import ParseError, TokenError
+
+from skipindex.errors import InvalidPredicateError
+from skipindex.expressions.casts import InvalidCastError, cast_value
+from skipindex.expressions.nodes import Literal, LiteralKind
+
+__all__ = [
+    "SparkSQL",
+    "function_name",
+    "literal_from_sql",
+    "negate",
+    "node_sql",
+    "sql_literal",
+    "unparen",
+]
+
+_MAX_DECIMAL_DIGITS = 38  # Spark rejects wider numeric literals
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+class SparkSQL(Spark):
+    """Spark's dialect, plus ``''`` as an escaped quote inside a string.
+
+    Spark reads ``'it''s'`` as ``it's``; stock sqlglot reads it as two adjacent
+    literals (``its``). Adjacent literals ``'a' 'b'`` are still concatenated.
+    """
+
+    class Tokenizer(Spark.Tokenizer):
+        STRING_ESCAPES = ["\\", "'", '"']  # noqa: RUF012 -- sqlglot's convention
+
+
+def literal_from_sql(text: str) -> Literal | None:
+    """The literal a short SQL text denotes (``DATE '2020-01-01'``), or None."""
+    try:
+        node = sqlglot.parse_one(text, read=SparkSQL)
+    except (ParseError, TokenError):
+        return None
+    return sql_literal(cast(exp.Expression, node))
+
+
+def sql_literal(node: exp.Expression) -> Literal | None:
+    """The typed literal ``node`` denotes (folding casts and signs), or None."""
+    node = unparen(node)
+    negations = 0
+    while isinstance(node, exp.Neg):  # iterative: `- - - 5` never recurses
+        negations += 1
+        node = unparen(node.this)
+    if negations % 2 and isinstance(node, (exp.Cast, exp.TryCast)):
+        # `-128Y` is one TINYINT literal in Spark; sqlglot reads it as -(CAST(128 AS
+        # TINYINT)): negate the number first, or -128 would overflow as +128.
+        inner = sql_literal(node.this)
+        if inner is not None and inner.kind in (LiteralKind.INT, LiteralKind.DECIMAL):
+            negated = negate(inner)
+            if negated is not None:
+                return _fold_cast(negated, node.to, safe=False, shown="-" + node_sql(node))
+    lit = _plain_literal(node)
+    return lit if lit is None or negations % 2 == 0 else negate(lit)
+
+
+def negate(lit: Literal) -> Literal | None:
+    """``-lit`` for a numeric literal (exactly: never rounded by a Decimal context)."""
+    value = lit.value
+    if isinstance(value, Decimal) and value.as_tuple().exponent == 0:
+        return _number(-int(value))  # -9223372036854775808 is a BIGINT again
+    if isinstance(value, Decimal):
+        return Literal(lit.kind, value.copy_negate())
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _number(-value) if lit.kind is LiteralKind.INT else Literal(lit.kind, -value)
+    return None
+
+
+def _plain_literal(node: exp.Expression) -> Literal | None:
+    if isinstance(node, exp.Null):
+        return Literal(LiteralKind.NULL, None)
+    if isinstance(node, exp.Boolean):
+        return Literal(LiteralKind.BOOLEAN, bool(node.this))
+    if isinstance(node, exp.Literal):
+        if node.is_string:
+            return Literal(LiteralKind.STRING, str(node.this))
+        return _numeric_text(str(node.this))
+    if isinstance(node, exp.HexString):
+        digits = str(node.this)
+        padded = digits.zfill(len(digits) + len(digits) % 2)  # X'123' is 0x01 0x23
+        return Literal(LiteralKind.BINARY, bytes.fromhex(padded))
+    if isinstance(node, exp.Concat):  # 'a' 'b': Spark concatenates adjacent literals
+        parts = [_plain_literal(unparen(p)) for p in node.expressions]
+        if all(p is not None and p.kind is LiteralKind.STRING for p in parts):
+            return Literal(LiteralKind.STRING, "".join(str(p.value) for p in parts if p))
+        return None
+    if isinstance(node, (exp.Cast, exp.TryCast)):
+        inner = sql_literal(node.this)
+        if inner is None:
+            return None
+        safe = isinstance(node, exp.TryCast) and bool(node.args.get("safe"))
+        return _fold_cast(inner, node.to, safe=safe, shown=node_sql(node))
+    name = function_name(node)
+    if name in ("decimal", "binary") and len(node.expressions) == 1:
+        inner = sql_literal(node.expressions[0])
+        if inner is None:
+            return None
+        target = exp.DataType.build("DECIMAL(10, 0)" if name == "decimal" else "BINARY")
+        return _fold_cast(inner, target, safe=False, shown=node_sql(node))
+    return None
+
+
+def _numeric_text(text: str) -> Literal:
+    """Spark's typing of an unsuffixed number: int, bigint, decimal(p,s) or double."""
+    if "e" in text.lower():
+        value = float(text)
+        if value in (float("inf"), float("-inf")):
+            raise InvalidPredicateError(f"numeric literal {text} does not fit in a DOUBLE")
+        return Literal(LiteralKind.FLOAT, value)
+    number = Decimal(text)
+    if len(number.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
+        raise InvalidPredicateError(
+            f"numeric literal {text} has more than {_MAX_DECIMAL_DIGITS} digits"
+        )
+    if "." in text:
+        return Literal(LiteralKind.DECIMAL, number)
+    return _number(int(number))
+
+
+def _number(value: int | Decimal | float) -> Literal:
+    if isinstance(value, int) and _INT64[0] <= value <= _INT64[1]:
+        return Literal(LiteralKind.INT, value)
+    return Literal(LiteralKind.DECIMAL, Decimal(value))
+
+
+def _fold_cast(inner: Literal, to: exp.DataType, *, safe: bool, shown: str) -> Literal | None:
+    try:
+        return cast_value(inner, to.sql(dialect="spark"))
+    except InvalidCastError as exc:
+        if safe:  # try_cast: a failed cast is NULL
+            return Literal(LiteralKind.NULL, None)
+        raise InvalidPredicateError(f"invalid literal {shown}: {exc}") from None
+
+
+def unparen(node: exp.Expression) -> exp.Expression:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    return node
+
+
+def function_name(node: exp.Expression) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    return ""
+
+
+def node_sql(node: exp.Expression) -> str:
+    return str(node.sql(dialect="spark"))
