@@ -16,6 +16,18 @@ from hypothesis import strategies as st
 
 NAN, INF = float("nan"), float("inf")
 
+
+def full_run() -> bool:
+    """CI (``HYPOTHESIS_PROFILE=ci``, set by ``.ci/run``) runs every example and
+    round; a developer's run fewer, so ``./dev test -m "not spark"`` stays fast."""
+    return os.environ.get("HYPOTHESIS_PROFILE") == "ci"
+
+
+def examples(count: int) -> int:
+    """Hypothesis examples for a property test: all in CI, a tenth (at least 10) else."""
+    return count if full_run() else max(10, count // 10)
+
+
 SCHEMA = pa.schema(
     [
         ("i", pa.int64()),

@@ -15,6 +15,7 @@ import skipindex as si
 from skipindex.build import InProcessRunner, build_with
 from tests._support import (
     SCHEMA,
+    examples,
     files_strategy,
     predicate_strategy,
     spark_matching_files,
@@ -28,7 +29,7 @@ FILE_LEVEL_SPECS = [si.MinMax(c) for c in SCHEMA.names] + [
 ]
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(tables=files_strategy(), predicates=st.lists(predicate_strategy(), min_size=1, max_size=12))
 def test_prune_keeps_every_file_spark_finds_a_match_in(spark, tables, predicates):
     root = Path(tempfile.mkdtemp(prefix="oracle-"))

@@ -27,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
+from tests._support import examples
 
 pytestmark = pytest.mark.spark
 
@@ -444,7 +445,7 @@ _PREDICATES = st.recursive(
 )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 @given(
     files=st.lists(
         st.tuples(

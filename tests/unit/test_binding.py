@@ -754,6 +754,8 @@ def test_timestamp_literal_values_are_utc_micros():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from tests._support import examples  # noqa: E402
+
 ORACLE_SCHEMA = pa.schema(
     [
         ("i", pa.int64()),
@@ -970,7 +972,7 @@ def _has_unsupported(pred: object) -> bool:
     return False
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(oracle_rows, st.lists(oracle_predicates, min_size=1, max_size=6))
 def test_bound_predicates_match_duckdb_row_by_row(rows, predicates):
     import duckdb

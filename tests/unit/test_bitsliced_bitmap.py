@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
 from skipindex.indexes._bitmaps import from_bytes
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap, BitSlicedBitmapKind
+from tests._support import examples
 from tests.unit.test_bitmap_oracle import (
     ALL_TYPES,
     ROUND_TRIP_TYPES,
@@ -30,13 +31,13 @@ def kind_for(arrow_type: pa.DataType) -> BitSlicedBitmapKind:
     return BitSlicedBitmapKind("c", arrow_type, {})
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(500))
 @given(cases(types=ALL_TYPES))
 def test_exact(case: Case) -> None:
     check(kind_for(case.column_type.arrow_type), case.files, case.leaves, lambda _: True)
 
 
-@settings(max_examples=100)
+@settings(max_examples=examples(100))
 @given(cases(max_rows=300, max_pool=300, types=ALL_TYPES))
 def test_exact_with_many_values(case: Case) -> None:
     check(kind_for(case.column_type.arrow_type), case.files, case.leaves, lambda _: True)

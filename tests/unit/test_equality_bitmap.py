@@ -14,6 +14,7 @@ from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
 from skipindex.indexes._bitmaps import from_bytes
 from skipindex.indexes.equality_bitmap import EqualityBitmap, EqualityBitmapKind
+from tests._support import examples
 from tests.unit.test_bitmap_oracle import (
     ALL_TYPES,
     ROUND_TRIP_TYPES,
@@ -31,13 +32,13 @@ def kind_for(arrow_type: pa.DataType, max_distinct: int = 4096) -> EqualityBitma
     return EqualityBitmapKind("c", arrow_type, {"max_distinct": max_distinct})
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cases(types=ALL_TYPES))
 def test_exact_within_max_distinct(case: Case) -> None:
     check(kind_for(case.column_type.arrow_type), case.files, case.leaves, lambda _: True)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cases(types=ALL_TYPES), st.integers(1, 6))
 def test_buckets_beyond_max_distinct_are_supersets(case: Case, max_distinct: int) -> None:
     kind = kind_for(case.column_type.arrow_type, max_distinct)

@@ -18,7 +18,13 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
-from tests._support import duckdb_matching_files, files_strategy, predicate_strategy, write_files
+from tests._support import (
+    duckdb_matching_files,
+    examples,
+    files_strategy,
+    predicate_strategy,
+    write_files,
+)
 
 COLUMNS = ("i", "n", "dec", "f", "s", "dt", "ts", "b")
 KINDS = {
@@ -44,7 +50,7 @@ def _run(tables, predicates, specs) -> list[tuple[str, set[str], set[str]]]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@settings(max_examples=120)
+@settings(max_examples=examples(120))
 @given(
     tables=files_strategy(COLUMNS),
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),
@@ -56,7 +62,7 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates
         assert kept == matching, predicate
 
 
-@settings(max_examples=120)
+@settings(max_examples=examples(120))
 @given(
     tables=files_strategy(COLUMNS),
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),

@@ -13,13 +13,19 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
-from tests._support import duckdb_matching_files, files_strategy, predicate_strategy, write_files
+from tests._support import (
+    duckdb_matching_files,
+    examples,
+    files_strategy,
+    predicate_strategy,
+    write_files,
+)
 
 COLUMNS = ("i", "n", "dec", "f", "s", "dt", "ts", "b")
 SPECS = [si.MinMax(c) for c in COLUMNS] + [si.Bloom(c, fpp=0.05) for c in COLUMNS if c != "b"]
 
 
-@settings(max_examples=150)
+@settings(max_examples=examples(150))
 @given(
     tables=files_strategy(COLUMNS),
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),

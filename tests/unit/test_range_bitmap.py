@@ -15,6 +15,7 @@ from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, O
 from skipindex.indexes._bitmaps import from_bytes
 from skipindex.indexes.base import FileBatch
 from skipindex.indexes.range_bitmap import RangeBitmap, RangeBitmapKind
+from tests._support import examples
 from tests.unit.test_bitmap_oracle import (
     ALL_TYPES,
     ROUND_TRIP_TYPES,
@@ -33,13 +34,13 @@ def kind_for(arrow_type: pa.DataType, bins: int = 64) -> RangeBitmapKind:
     return RangeBitmapKind("c", arrow_type, {"bins": bins})
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cases(types=ALL_TYPES))
 def test_exact_with_few_distinct_values(case: Case) -> None:
     check(kind_for(case.column_type.arrow_type), case.files, case.leaves, lambda _: True)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(cases(types=ALL_TYPES), st.integers(2, 6))
 def test_binned_is_a_superset(case: Case, bins: int) -> None:
     kind = kind_for(case.column_type.arrow_type, bins)

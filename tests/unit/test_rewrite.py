@@ -27,6 +27,7 @@ from skipindex.expressions.nodes import (
     Predicate,
     Unsupported,
 )
+from tests._support import examples
 
 ONE = Literal(LiteralKind.INT, 1)
 TWO = Literal(LiteralKind.INT, 2)
@@ -260,7 +261,7 @@ rows = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(predicates, st.lists(rows, min_size=1, max_size=8))
 def test_rewrite_not_and_simplify_preserve_three_valued_logic(pred, sample):
     nnf = rewrite_not(pred)
