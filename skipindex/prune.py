@@ -101,8 +101,9 @@ def prune(
 
     ``where`` is a Spark SQL boolean expression or a PySpark ``Column``; its
     literals mean what they mean in a Spark session in ``time_zone``. The default
-    is what a new Spark session uses: the ``TZ`` environment variable, else the
-    system zone (``read()`` passes its session's ``spark.sql.session.timeZone``).
+    is the active session's zone for a Column, else what a new Spark session
+    uses: the ``TZ`` environment variable, else the system zone (``read()``
+    passes its session's ``spark.sql.session.timeZone``).
     Column names match case-insensitively unless ``case_sensitive`` (default:
     the building session's ``spark.sql.caseSensitive``).
     ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
@@ -111,7 +112,7 @@ def prune(
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
     started = time.perf_counter()
-    zone_text = time_zone or default_time_zone()
+    zone_text = time_zone or _column_session_zone(where) or default_time_zone()
     try:
         zone = zone_named(zone_text)
     except ValueError as exc:
@@ -126,6 +127,17 @@ def prune(
             raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         return _keep_all(location, listing, where, started, f"{exc}; kept every file")
+
+
+def _column_session_zone(where: Any) -> str | None:
+    """A PySpark Column's literals mean what its session makes of them: that
+    session's zone (pyspark is already imported when a Column exists)."""
+    if isinstance(where, str) or not type(where).__module__.startswith("pyspark"):
+        return None
+    from pyspark.sql import SparkSession
+
+    session = SparkSession.getActiveSession()
+    return str(session.conf.get("spark.sql.session.timeZone")) if session is not None else None
 
 
 @dataclass(frozen=True)

@@ -135,6 +135,23 @@ def test_timestamp_literals_mean_what_the_session_zone_makes_of_them(spark, tmp_
     assert_never_drops(spark, root, wheres)
 
 
+def test_a_column_predicate_defaults_to_its_sessions_zone(spark, tmp_path):
+    from pyspark.sql import functions as F  # noqa: N812
+
+    root = tmp_path / "t"
+    for hour in range(24):
+        moment = datetime(2024, 1, 1, hour, 30, tzinfo=UTC)
+        write(
+            pa.table({"ts": pa.array([moment], pa.timestamp("us", tz="UTC"))}),
+            root / f"h{hour:02d}.parquet",
+        )
+    build_every_kind(spark, root, ["ts"])
+    with zone(spark, "America/New_York"):
+        kept = si.prune(str(root), F.expr("ts = TIMESTAMP '2024-01-01 10:30:00'"))
+    assert kept.time_zone == "America/New_York"
+    assert [Path(f).name for f in kept.files] == ["h15.parquet"]
+
+
 def test_column_names_match_case_insensitively_across_files(spark, tmp_path):
     root = tmp_path / "t"
     write(pa.table({"X": pa.array([1, 2], pa.int64())}), root / "a.parquet")
