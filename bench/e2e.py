@@ -18,7 +18,7 @@ from runners import ensure_index
 from skipping import FILES, LAYOUTS, floor
 
 import skipindex as si
-from skipindex.build import SparkRunner
+from skipindex.runners import SparkRunner
 
 FAST_WHEN_FLOOR_AT_MOST = 0.15  # target: >= 3x faster when the floor is at most 15% of files
 FAST_FACTOR = 3.0

@@ -15,11 +15,12 @@ from typing import Any
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
-from skipindex.indexer import IndexJob, index_bins
+from skipindex.indexer import IndexJob, SegmentWritten, index_bins
+from skipindex.spark_view import SparkView
 from skipindex.store.location import DataFile, TableLocation
 
 
-def _one_bin(job: IndexJob, number: int, files: list[DataFile]) -> list[dict[str, Any]]:
+def _one_bin(job: IndexJob, number: int, files: list[DataFile]) -> list[SegmentWritten]:
     return list(index_bins(job, iter([(number, files)])))
 
 
@@ -30,7 +31,7 @@ class PoolRunner:
         self.workers = workers
         self.parallelism = workers * bins_per_worker
 
-    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
+    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[SegmentWritten]:
         if len(bins) == 1:
             return _one_bin(job, 0, bins[0])
         with ProcessPoolExecutor(self.workers) as pool:
@@ -39,6 +40,9 @@ class PoolRunner:
 
     def spark_schema(self, location: TableLocation) -> str | None:
         return None
+
+    def view(self) -> SparkView:
+        return SparkView()  # Spark's defaults
 
 
 def _wanted(specs: Sequence[Any]) -> set[tuple[str, str, str]]:

@@ -10,12 +10,10 @@ ever modified.
 
 from __future__ import annotations
 
-import base64
-import heapq
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -23,16 +21,17 @@ import pyarrow.compute as pc
 from skipindex._types import domain_of
 from skipindex.column_paths import column_key, field_at, resolve_path, split_name
 from skipindex.errors import ConflictError, UnknownColumnError
-from skipindex.indexer import IndexJob, index_bins
+from skipindex.indexer import IndexJob
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
 from skipindex.partitions import partition_names
+from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import table_schema
-from skipindex.store.segments import BASE_FIELDS, read_segments, write_segment
+from skipindex.store.segments import copy_segments, read_segments
 
 __all__ = ["BuildReport", "InProcessRunner", "Runner", "SparkRunner", "build_index", "build_with"]
 
@@ -261,65 +260,6 @@ def _plan(
     return _Plan(to_index, len(listing) - len(to_index), len(dead), keep, rewrite)
 
 
-class Runner(Protocol):
-    """How index tasks run: as a Spark job, or in this process (tests)."""
-
-    parallelism: int
-
-    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]: ...
-
-    def spark_schema(self, location: TableLocation) -> str | None: ...
-
-    def view(self) -> SparkView: ...
-
-
-class SparkRunner:
-    """One Spark task per bin (mapPartitions over a parallelized bin list)."""
-
-    def __init__(self, spark: Any, bins_per_core: int = 3) -> None:
-        self.spark = spark
-        self.parallelism = max(1, spark.sparkContext.defaultParallelism * bins_per_core)
-
-    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
-        context = self.spark.sparkContext
-        files = sum(len(b) for b in bins)
-        context.setJobDescription(f"skipindex: index {files} files of {job.user_root}")
-        return list(
-            context.parallelize(list(enumerate(bins)), len(bins))
-            .mapPartitions(lambda part: index_bins(job, part))
-            .collect()
-        )
-
-    def view(self) -> SparkView:
-        return SparkView.of_session(self.spark)
-
-    def spark_schema(self, location: TableLocation) -> str | None:
-        """Spark's view of the table (with partition columns), for read()."""
-        try:
-            reader = self.spark.read.option("basePath", location.user_root)
-            return str(reader.parquet(location.user_root).schema.json())
-        except Exception:
-            return None
-
-
-class InProcessRunner:
-    """The same task code, run here: for tests and tools that must not start a JVM."""
-
-    parallelism = 4
-
-    def __init__(self, view: SparkView | None = None) -> None:
-        self._view = view or SparkView()
-
-    def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[dict[str, Any]]:
-        return list(index_bins(job, iter(enumerate(bins))))
-
-    def view(self) -> SparkView:
-        return self._view
-
-    def spark_schema(self, location: TableLocation) -> str | None:
-        return None
-
-
 def _run_job(
     runner: Runner,
     location: TableLocation,
@@ -334,40 +274,26 @@ def _run_job(
     job = IndexJob(
         uri=location.uri,
         user_root=location.user_root,
-        schema_b64=base64.b64encode(schema.serialize().to_pybytes()).decode("ascii"),
+        schema=schema,
         definitions=tuple(definitions),
         build_id=attempt_id,
         view=view,
     )
-    described = runner.run(job, pack_bins(files, runner.parallelism))
-    refs = [SegmentRef(d["path"], d["files"], d["rows"], d["bytes"]) for d in described]
-    return refs, sum(int(d["bytes_read"]) for d in described)
-
-
-def pack_bins(files: Sequence[DataFile], max_bins: int) -> list[list[DataFile]]:
-    """Size-balanced bins: largest file first into the lightest bin (LPT)."""
-    count = min(len(files), max_bins)
-    heap = [(0, i) for i in range(count)]
-    bins: list[list[DataFile]] = [[] for _ in range(count)]
-    for data_file in sorted(files, key=lambda f: f.size, reverse=True):
-        load, i = heapq.heappop(heap)
-        bins[i].append(data_file)
-        heapq.heappush(heap, (load + max(data_file.size, 1), i))
-    return [sorted(b, key=lambda f: f.path) for b in bins if b]
+    written = runner.run(job, pack_bins(files, runner.parallelism))
+    return [w.segment for w in written], sum(w.bytes_read for w in written)
 
 
 def _rewrite(
     location: TableLocation, current: Manifest, rewrite: dict[str, set[str]], attempt_id: str
 ) -> list[SegmentRef]:
     """Copy segments that name removed/changed files, without those rows."""
-    out = []
-    fields = [d.field for d in current.indexes]
-    for number, (ref, live) in enumerate(
-        (r, rewrite[r.path]) for r in current.segments if r.path in rewrite
-    ):
-        single = replace(current, segments=(ref,))
-        table = read_segments(location, single, fields, base=BASE_FIELDS)
-        table = table.filter(pc.is_in(table.column("path"), pa.array(sorted(live), pa.string())))
-        if len(table):
-            out.append(write_segment(location, f"{attempt_id}-r{number:05d}", table))
-    return out
+    return copy_segments(
+        location,
+        current,
+        [r for r in current.segments if r.path in rewrite],
+        [d.field for d in current.indexes],
+        f"{attempt_id}-r",
+        keep=lambda ref, table: pc.is_in(
+            table.column("path"), pa.array(sorted(rewrite[ref.path]), pa.string())
+        ),
+    )

@@ -10,7 +10,7 @@ from skipindex.indexes import KINDS
 from skipindex.store import vacuum
 from skipindex.store.location import locate
 from skipindex.store.manifest import IndexDef, commit, load_latest
-from skipindex.store.segments import BASE_FIELDS, read_segments, write_segment
+from skipindex.store.segments import copy_segments
 
 __all__ = ["drop_index"]
 
@@ -59,11 +59,7 @@ def drop_index(
         build_id = vacuum.new_build_id()
         with vacuum.in_flight(location, build_id):
             fields = [d.field for d in remaining]
-            segments = []
-            for number, ref in enumerate(current.segments):
-                single = replace(current, segments=(ref,))
-                table = read_segments(location, single, fields, BASE_FIELDS)
-                segments.append(write_segment(location, f"{build_id}-d{number:05d}", table))
+            segments = copy_segments(location, current, current.segments, fields, f"{build_id}-d")
             try:
                 commit(
                     location,

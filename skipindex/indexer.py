@@ -10,10 +10,9 @@ Parquet at all, get a null payload, which prune answers with "might match".
 
 from __future__ import annotations
 
-import base64
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -24,10 +23,10 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexKind
 from skipindex.spark_view import SparkView, open_file, read_columns
 from skipindex.store.location import DataFile, TableLocation, locate
-from skipindex.store.manifest import IndexDef
+from skipindex.store.manifest import IndexDef, SegmentRef
 from skipindex.store.segments import segment_table, write_segment
 
-__all__ = ["IndexJob", "index_bins", "index_files"]
+__all__ = ["IndexJob", "SegmentWritten", "index_bins", "index_files"]
 
 
 @dataclass(frozen=True)
@@ -36,19 +35,24 @@ class IndexJob:
 
     uri: str
     user_root: str
-    schema_b64: str
+    schema: pa.Schema
     definitions: tuple[IndexDef, ...]
     build_id: str
     view: SparkView = field(default_factory=SparkView)
 
-    @property
-    def schema(self) -> pa.Schema:
-        return pa.ipc.read_schema(pa.py_buffer(base64.b64decode(self.schema_b64)))
+
+@dataclass(frozen=True)
+class SegmentWritten:
+    """What a task reports: the segment it wrote, the column bytes it read, its time."""
+
+    segment: SegmentRef
+    bytes_read: int
+    seconds: float
 
 
 def index_bins(
     job: IndexJob, bins: Iterator[tuple[int, list[DataFile]]]
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[SegmentWritten]:
     """mapPartitions body: one segment per bin, yielding its description."""
     location = locate(job.uri)
     kinds = [kind_for(d, job.schema) for d in job.definitions]
@@ -56,11 +60,7 @@ def index_bins(
         started = time.perf_counter()
         table, bytes_read = index_files(location, job, kinds, files)
         ref = write_segment(location, f"{job.build_id}-{bin_id:05d}", table)
-        yield {
-            **asdict(ref),
-            "bytes_read": bytes_read,
-            "seconds": time.perf_counter() - started,
-        }
+        yield SegmentWritten(ref, bytes_read, time.perf_counter() - started)
 
 
 def index_files(

@@ -8,7 +8,8 @@ struct column per index definition, named by ``IndexDef.field``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import pyarrow as pa
@@ -19,7 +20,14 @@ from skipindex.store.cache import segment_cache
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
 
-__all__ = ["BASE_FIELDS", "FILE_SCHEMA", "read_segments", "segment_table", "write_segment"]
+__all__ = [
+    "BASE_FIELDS",
+    "FILE_SCHEMA",
+    "copy_segments",
+    "read_segments",
+    "segment_table",
+    "write_segment",
+]
 
 FILE_SCHEMA = pa.schema(
     [
@@ -62,6 +70,27 @@ def write_segment(location: TableLocation, name: str, table: pa.Table) -> Segmen
     size = location.fs.get_file_info(path).size
     rows = int(pa.compute.sum(table.column("num_rows")).as_py() or 0) if len(table) else 0
     return SegmentRef(path=relative, files=len(table), rows=rows, bytes=int(size))
+
+
+def copy_segments(
+    location: TableLocation,
+    manifest: Manifest,
+    refs: Sequence[SegmentRef],
+    fields: Sequence[str],
+    prefix: str,
+    keep: Callable[[SegmentRef, pa.Table], pa.Array] | None = None,
+) -> list[SegmentRef]:
+    """New segments holding ``fields`` of ``refs``, and only the rows ``keep``
+    selects (all by default); segments left empty are not written. Build uses it
+    to drop removed files' rows, drop_index to drop index columns."""
+    out = []
+    for number, ref in enumerate(refs):
+        table = read_segments(location, replace(manifest, segments=(ref,)), fields, BASE_FIELDS)
+        if keep is not None:
+            table = table.filter(keep(ref, table))
+        if len(table):
+            out.append(write_segment(location, f"{prefix}{number:05d}", table))
+    return out
 
 
 def read_segments(

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from skipindex.build import pack_bins
 from skipindex.errors import (
     ConflictError,
     IndexCorruptError,
     IndexFormatVersionError,
     NotATableError,
 )
+from skipindex.runners import pack_bins
 from skipindex.store.location import DataFile, is_hidden, locate
 from skipindex.store.manifest import IndexDef, Manifest, commit, load_latest, manifest_versions
 
