@@ -12,7 +12,9 @@ Two passes, cheapest first:
    that is how a conjunction skips a file where every condition matches some
    row but no row matches them all.
 
-Both passes walk the tree with explicit stacks: 1,000-deep predicates are fine.
+The file-level pass is a fold (:mod:`skipindex.expressions.visitors`); the
+row-level pass narrows candidates on the way down, with its own explicit stack.
+Both are iterative: 1,000-deep predicates are fine.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    AnyPredicate,
     BoundComparison,
     BoundIn,
     BoundIsNull,
@@ -36,7 +39,9 @@ from skipindex.expressions.nodes import (
     BoundPredicate,
     Or,
     Unsupported,
+    children_of,
 )
+from skipindex.expressions.visitors import fold
 from skipindex.indexes.base import FileBatch, IndexKind
 
 __all__ = ["Evaluation", "LeafReport", "evaluate"]
@@ -99,25 +104,13 @@ class _Run:
 
     # ------------------------------------------------------------ file level
     def file_level(self, predicate: BoundPredicate) -> np.ndarray:
-        # Post-order with a value stack: a subtree that appears twice (the same
-        # object) is simply evaluated twice, never looked up by identity.
-        values: list[np.ndarray] = []
-        stack: list[tuple[BoundPredicate, bool]] = [(predicate, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if isinstance(node, And | Or) and not expanded:
-                stack.append((node, True))
-                stack.extend((child, False) for child in reversed(_children(node)))
-                continue
+        def visit(node: AnyPredicate, parts: list[np.ndarray]) -> np.ndarray:
             if isinstance(node, And | Or):
-                count = len(node.children)
-                parts = values[len(values) - count :]
-                del values[len(values) - count :]
                 combine = np.logical_and if isinstance(node, And) else np.logical_or
-                values.append(combine.reduce(parts))
-            else:
-                values.append(self.leaf_mask(node))
-        return values[0]
+                return np.asarray(combine.reduce(parts), dtype=bool)
+            return self.leaf_mask(cast(BoundPredicate, node))
+
+        return fold(cast(AnyPredicate, predicate), children_of, visit)
 
     def leaf_mask(self, node: BoundPredicate) -> np.ndarray:
         count = len(self.num_rows)
@@ -165,14 +158,12 @@ class _Run:
         return max(candidates, key=lambda i: i.kind.precision, default=None)
 
     def row_level_leaves(self, predicate: BoundPredicate) -> bool:
-        stack = [predicate]
-        while stack:
-            node = stack.pop()
+        def visit(node: AnyPredicate, parts: list[bool]) -> bool:
             if isinstance(node, And | Or):
-                stack.extend(_children(node))
-            elif self.row_kind(node) is not None:
-                return True
-        return False
+                return any(parts)
+            return self.row_kind(cast(BoundPredicate, node)) is not None
+
+        return fold(cast(AnyPredicate, predicate), children_of, visit)
 
     def rows(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
         """Row sets of the files at ``positions`` that may still match."""

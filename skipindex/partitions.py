@@ -220,32 +220,8 @@ def partition_index(
     column: PartitionColumn, positions: np.ndarray, num_rows: np.ndarray
 ) -> IndexColumn:
     """A min-max view of one typed partition column over the files at ``positions``
-    of the listing (their segment rows' ``num_rows``)."""
+    of the listing (-1: not listed), whose segment rows hold ``num_rows``."""
     assert column.type is not None
     kind = MinMaxKind(column_key((column.name,)), column.type, {})
     typed = column.values.take(pa.array(positions, pa.int64(), mask=positions < 0))
-    physical = _physical(typed, kind.payload_type().field("min").type)
-    is_null = np.asarray(typed.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    nan = np.zeros(len(typed), dtype=bool)
-    if pa.types.is_floating(column.type):
-        floats = typed.to_numpy(zero_copy_only=False)
-        nan = ~is_null & np.isnan(np.where(is_null, 0.0, floats))
-        physical = pa.array(
-            np.where(nan | is_null, np.nan, floats), pa.float64(), mask=nan | is_null
-        )
-    payloads = pa.StructArray.from_arrays(
-        [physical, physical, pa.array(np.where(is_null, num_rows, 0), pa.int64()),
-         pa.array(np.where(nan, num_rows, 0), pa.int64())],
-        fields=list(kind.payload_type()),
-    )  # fmt: skip
-    return IndexColumn(kind, FileBatch(num_rows, payloads))
-
-
-def _physical(typed: pa.Array, bound_type: pa.DataType) -> pa.Array:
-    if pa.types.is_string(typed.type):
-        return typed.cast(pa.binary())
-    if pa.types.is_date(typed.type):
-        return typed.view(pa.int32()).cast(bound_type)
-    if pa.types.is_timestamp(typed.type):
-        return typed.view(pa.int64()).cast(bound_type)
-    return typed.cast(bound_type)
+    return IndexColumn(kind, FileBatch(num_rows, kind.constant_payloads(typed, num_rows)))

@@ -13,7 +13,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
@@ -23,8 +23,9 @@ from skipindex.column_paths import column_key, split_name
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
 from skipindex.evaluate import Evaluation, IndexColumn, LeafReport, evaluate
 from skipindex.expressions import prepare
-from skipindex.expressions.nodes import BoundPredicate
+from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, children_of
 from skipindex.expressions.timezones import default_time_zone, zone_named
+from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
@@ -287,16 +288,13 @@ def _match(segments: pa.Table, listing: list[DataFile]) -> tuple[np.ndarray, np.
 
 
 def _columns(predicate: BoundPredicate) -> set[str]:
-    names: set[str] = set()
-    stack: list[Any] = [predicate]
-    while stack:
-        node = stack.pop()
-        children = getattr(node, "children", None)
-        if children is not None:
-            stack.extend(children)
-        elif hasattr(node, "column"):
-            names.add(node.column.name)
-    return names
+    """The keys of the columns ``predicate`` names."""
+
+    def visit(node: AnyPredicate, parts: list[set[str]]) -> set[str]:
+        column = getattr(node, "column", None)
+        return set().union(*parts) | ({column.name} if column is not None else set())
+
+    return fold(cast(AnyPredicate, predicate), children_of, visit)
 
 
 def _keep_all(

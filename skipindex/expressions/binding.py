@@ -37,6 +37,7 @@ from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    AnyPredicate,
     BoundColumn,
     BoundComparison,
     BoundIn,
@@ -54,13 +55,15 @@ from skipindex.expressions.nodes import (
     Or,
     Predicate,
     Unsupported,
+    children_of,
 )
-from skipindex.expressions.rewrite import AnyPredicate, join, rewrite_not, simplify
+from skipindex.expressions.rewrite import join, rewrite_not, simplify
 from skipindex.expressions.timezones import (
     current_zone,
     session_zone,
     zone_named,
 )
+from skipindex.expressions.visitors import fold
 
 __all__ = ["bind", "prepare"]
 
@@ -124,22 +127,14 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
     unless ``case_sensitive``. The result is simplified and holds no Not.
     """
     resolver = _Resolver(schema, case_sensitive)
-    values: list[AnyPredicate] = []
-    work: list[tuple[AnyPredicate, bool]] = [(rewrite_not(pred), False)]
-    while work:
-        item, done = work.pop()
-        if isinstance(item, (And, Or)):
-            if done:
-                start = len(values) - len(item.children)
-                children = values[start:]
-                del values[start:]
-                values.append(join(type(item), children))
-            else:
-                work.append((item, True))
-                work.extend((child, False) for child in reversed(item.children))
-        else:
-            values.append(_bind_leaf(item, resolver))
-    return cast(BoundPredicate, simplify(values[0]))
+
+    def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
+        if isinstance(node, And | Or):
+            return join(type(node), parts)
+        return _bind_leaf(node, resolver)
+
+    normal: AnyPredicate = rewrite_not(pred)
+    return cast(BoundPredicate, simplify(fold(normal, children_of, visit)))
 
 
 # --------------------------------------------------------------------------- columns

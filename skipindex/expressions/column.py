@@ -23,21 +23,19 @@ from skipindex.expressions.casts import InvalidCastError, cast_value
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
-    And,
     ColumnName,
     Comparison,
     IsNull,
     Literal,
     LiteralKind,
-    Not,
     Op,
-    Or,
     Predicate,
     Unsupported,
 )
 from skipindex.expressions.rewrite import (
     Operand,
     compare,
+    connect,
     is_nan,
     like,
     member,
@@ -47,6 +45,7 @@ from skipindex.expressions.rewrite import (
 )
 from skipindex.expressions.sql import parse_sql
 from skipindex.expressions.sql_literals import literal_from_sql, negate
+from skipindex.expressions.visitors import Shape, boolean_tree
 
 __all__ = ["parse_column"]
 
@@ -63,7 +62,6 @@ _COMPARISONS = {
 }
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "negative", "positive"})
 _TRUE = Literal(LiteralKind.BOOLEAN, True)
-_VISIT, _AND, _OR, _NOT = range(4)
 
 
 def parse_column(column: Any) -> Predicate:
@@ -97,35 +95,16 @@ class _Walker:
         self._jvm: Any = None
 
     def convert(self, root: Any) -> Predicate:
-        values: list[Predicate] = []
-        work: list[tuple[int, Any]] = [(_VISIT, root)]
-        while work:
-            action, item = work.pop()
-            if action == _NOT:
-                child = values.pop()
-                values.append(Not(child))
-            elif action in (_AND, _OR):
-                start = len(values) - item
-                children = values[start:]
-                del values[start:]
-                cls = And if action == _AND else Or
-                flat: list[Predicate] = []
-                for child in children:
-                    flat.extend(child.children if isinstance(child, cls) else (child,))
-                values.append(cls(tuple(flat)))
-            else:
-                node = _unalias(item)
-                name = _function(node)
-                if name in ("and", "or"):
-                    operands = _chain(node, name)
-                    work.append((_AND if name == "and" else _OR, len(operands)))
-                    work.extend((_VISIT, operand) for operand in reversed(operands))
-                elif name in ("!", "not") and len(args := _arguments(node)) == 1:
-                    work.append((_NOT, 0))
-                    work.append((_VISIT, args[0]))
-                else:
-                    values.append(self._guarded_leaf(node))
-        return values[0]
+        def shape(node: Any) -> tuple[Shape, list[Any]]:
+            node = _unalias(node)
+            name = _function(node)
+            if name in ("and", "or"):
+                return (Shape.AND if name == "and" else Shape.OR), _chain(node, name)
+            if name in ("!", "not") and len(args := _arguments(node)) == 1:
+                return Shape.NOT, args
+            return Shape.LEAF, []
+
+        return boolean_tree(root, shape, lambda node: self._guarded_leaf(_unalias(node)), connect)
 
     def _guarded_leaf(self, node: Any) -> Predicate:
         try:

@@ -28,11 +28,13 @@ from decimal import Decimal
 import pyarrow as pa
 
 from skipindex.column_paths import split_name
+from skipindex.expressions.visitors import fold
 
 __all__ = [
     "AlwaysFalse",
     "AlwaysTrue",
     "And",
+    "AnyPredicate",
     "BoundColumn",
     "BoundComparison",
     "BoundIn",
@@ -51,6 +53,8 @@ __all__ = [
     "Or",
     "Predicate",
     "Unsupported",
+    "children_of",
+    "render",
 ]
 
 
@@ -307,36 +311,30 @@ class BoundIsNull:
 
 
 BoundLeaf = BoundComparison | BoundIn | BoundIsNull
+# Bound trees reuse And/Or (typed with unbound children) around bound leaves:
+# walkers that serve both take either.
 BoundPredicate = (
     AlwaysTrue | AlwaysFalse | Unsupported | BoundComparison | BoundIn | BoundIsNull | And | Or
 )
+AnyPredicate = Predicate | BoundPredicate
 
 
-def render(node: object) -> str:
-    """SQL-like text of a tree, iteratively: trees may be thousands of levels deep."""
-    values: list[str] = []
-    stack: list[tuple[object, bool]] = [(node, False)]
-    while stack:
-        current, combined = stack.pop()
-        children = _children_of(current)
-        if children and not combined:
-            stack.append((current, True))
-            stack.extend((child, False) for child in reversed(children))
-            continue
-        if not children:
-            values.append(str(current))
-            continue
-        parts = values[-len(children) :]
-        del values[-len(children) :]
+def render(node: AnyPredicate) -> str:
+    """SQL-like text of a tree (iterative: trees may be thousands of levels deep)."""
+
+    def visit(current: AnyPredicate, parts: list[str]) -> str:
         if isinstance(current, Not):
-            values.append(f"NOT ({parts[0]})")
-        else:
+            return f"NOT ({parts[0]})"
+        if isinstance(current, And | Or):
             joiner = " AND " if isinstance(current, And) else " OR "
-            values.append(joiner.join(f"({p})" for p in parts))
-    return values[0]
+            return joiner.join(f"({p})" for p in parts)
+        return str(current)
+
+    return fold(node, children_of, visit)
 
 
-def _children_of(node: object) -> tuple[object, ...]:
+def children_of(node: AnyPredicate) -> tuple[AnyPredicate, ...]:
+    """A predicate node's children, bound or unbound (the one place that knows)."""
     if isinstance(node, And | Or):
         return node.children
     if isinstance(node, Not):

@@ -26,17 +26,16 @@ NULL rows (``a != 5 OR a IS NULL``). The leaf builders at the end of this module
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    AnyPredicate,
     BoundComparison,
     BoundIn,
     BoundIsNull,
-    BoundPredicate,
     ColumnName,
     Comparison,
     In,
@@ -49,13 +48,16 @@ from skipindex.expressions.nodes import (
     Or,
     Predicate,
     Unsupported,
+    children_of,
 )
+from skipindex.expressions.visitors import Shape, fold
 
 __all__ = [
     "AnyPredicate",
     "ColumnName",
     "Operand",
     "compare",
+    "connect",
     "is_nan",
     "join",
     "like",
@@ -67,41 +69,30 @@ __all__ = [
     "truth_test",
 ]
 
-# nodes.py types And/Or children as unbound predicates; bound trees reuse the same
-# classes with bound leaves, so the walkers here take either.
-AnyPredicate = Predicate | BoundPredicate
-
-
-@dataclass(frozen=True)
-class _Assemble:
-    """A work-stack frame: join the last ``count`` finished children with ``cls``."""
-
-    cls: type[And] | type[Or]
-    count: int
-
 
 def rewrite_not(pred: Predicate) -> Predicate:
-    """``pred`` in negation normal form: no :class:`Not` left, nested And/Or flattened."""
-    values: list[AnyPredicate] = []
-    # Frames: (node, negate) to visit, or an _Assemble once its children are done.
-    work: list[tuple[AnyPredicate, bool] | _Assemble] = [(pred, False)]
-    while work:
-        frame = work.pop()
-        if isinstance(frame, _Assemble):
-            values.append(_assemble(frame.cls, values, frame.count))
-            continue
-        item, negate = frame
-        while isinstance(item, Not):  # NOT chains unwind without growing the stack
-            item, negate = item.child, not negate
-        if isinstance(item, (And, Or)):
-            cls: type[And] | type[Or] = type(item)
-            if negate:
-                cls = Or if cls is And else And
-            work.append(_Assemble(cls, len(item.children)))
-            work.extend((child, negate) for child in reversed(item.children))
-        else:
-            values.append(_negate_leaf(item) if negate else item)
-    return cast(Predicate, values[0])
+    """``pred`` in negation normal form: no :class:`Not` left, nested And/Or flattened.
+
+    One fold computes, for every node, both its NNF and its negation's NNF:
+    a NOT swaps the pair, AND and OR swap places in the negation (De Morgan).
+    """
+
+    def visit(node: AnyPredicate, parts: list[_Pair]) -> _Pair:
+        if isinstance(node, Not):
+            positive, negative = parts[0]
+            return negative, positive
+        if isinstance(node, And | Or):
+            dual: type[And] | type[Or] = Or if isinstance(node, And) else And
+            return (
+                _assemble(type(node), [p for p, _ in parts]),
+                _assemble(dual, [n for _, n in parts]),
+            )
+        return node, _negate_leaf(node)
+
+    return cast(Predicate, fold(cast(AnyPredicate, pred), children_of, visit)[0])
+
+
+_Pair = tuple["AnyPredicate", "AnyPredicate"]
 
 
 def _negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
@@ -129,14 +120,12 @@ def _negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
     raise TypeError(f"not a predicate node: {leaf!r}")
 
 
-def _assemble(cls: type[And] | type[Or], values: list[AnyPredicate], count: int) -> AnyPredicate:
-    """Pop ``count`` finished children and join them, splicing same-kind children."""
-    start = len(values) - count
-    children: list[AnyPredicate] = []
-    for child in values[start:]:
-        children.extend(child.children if isinstance(child, cls) else (child,))
-    del values[start:]
-    return join(cls, children)
+def _assemble(cls: type[And] | type[Or], children: list[AnyPredicate]) -> AnyPredicate:
+    """Join finished children with ``cls``, splicing same-kind children."""
+    spliced: list[AnyPredicate] = []
+    for child in children:
+        spliced.extend(child.children if isinstance(child, cls) else (child,))
+    return join(cls, spliced)
 
 
 def join(cls: type[And] | type[Or], children: list[AnyPredicate]) -> And | Or:
@@ -153,31 +142,18 @@ def simplify(pred: AnyPredicate) -> AnyPredicate:
     sibling comparison or IN on ``c`` already rejects NULLs (``a <=> 5`` ends as
     ``a = 5``). Unsupported leaves stay, so ``explain()`` can show them.
     """
-    values: list[AnyPredicate] = []
-    work: list[tuple[AnyPredicate, bool]] = [(pred, False)]
-    while work:
-        item, done = work.pop()
-        if isinstance(item, (And, Or)):
-            if done:
-                values.append(_fold(type(item), values, len(item.children)))
-            else:
-                work.append((item, True))
-                work.extend((child, False) for child in reversed(item.children))
-        elif isinstance(item, Not):
-            if done:
-                values.append(Not(cast(Predicate, values.pop())))
-            else:
-                work.append((item, True))
-                work.append((item.child, False))
-        else:
-            values.append(item)
-    return values[0]
+
+    def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
+        if isinstance(node, And | Or):
+            return _fold(type(node), parts)
+        if isinstance(node, Not):
+            return Not(cast(Predicate, parts[0]))
+        return node
+
+    return fold(pred, children_of, visit)
 
 
-def _fold(cls: type[And] | type[Or], values: list[AnyPredicate], count: int) -> AnyPredicate:
-    start = len(values) - count
-    children = values[start:]
-    del values[start:]
+def _fold(cls: type[And] | type[Or], children: list[AnyPredicate]) -> AnyPredicate:
     absorbing = AlwaysFalse if cls is And else AlwaysTrue
     neutral = AlwaysTrue if cls is And else AlwaysFalse
     kept: list[AnyPredicate] = []
@@ -265,6 +241,14 @@ def _why_not_column_vs_literal(left: Operand, right: Operand) -> str:
     return "one side is an expression, not a plain column or literal"
 
 
+def connect(shape: Shape, parts: list[Predicate]) -> Predicate:
+    """A parser's AND / OR (spliced one level: operands are flat already) or NOT."""
+    if shape is Shape.NOT:
+        return Not(parts[0])
+    cls: type[And] | type[Or] = And if shape is Shape.AND else Or
+    return cast(Predicate, _assemble(cls, cast(list[AnyPredicate], parts)))
+
+
 def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predicate:
     """``column LIKE pattern`` with Spark's default escape (backslash): a wildcard-free
     text, optionally followed by ``%``, is a :class:`Like` leaf; anything else might match."""
@@ -308,8 +292,11 @@ def truth_test(pred: Predicate, value: bool | None, negated: bool, shown: str) -
     ``(a > 0 AND b > 1) IS NULL`` is true when no conjunct is FALSE and one is
     UNKNOWN: ``(a > 0 OR a IS NULL) AND (b > 1 OR b IS NULL) AND (a IS NULL OR b IS NULL)``.
     """
+    normal: AnyPredicate = rewrite_not(pred)
+    if fold(normal, children_of, lambda _, parts: 1 + sum(parts)) > _TRUTH_LIMIT:
+        return Unsupported(shown, "the expression under IS is too large to expand")
     try:
-        true, false, unknown = _truth(rewrite_not(pred), [_TRUTH_LIMIT])
+        true, false, unknown = fold(normal, children_of, _truth)
     except _UndecidableError as why:
         return Unsupported(shown, str(why))
     wanted = {True: true, False: false, None: unknown}
@@ -323,13 +310,12 @@ class _UndecidableError(Exception):
     pass
 
 
-def _truth(pred: Predicate, budget: list[int]) -> tuple[Predicate, Predicate, Predicate]:
-    """(is TRUE, is FALSE, is UNKNOWN) of an NNF predicate, each never NULL."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _UndecidableError("the expression under IS is too large to expand")
+_Truth = tuple[Predicate, Predicate, Predicate]
+
+
+def _truth(pred: AnyPredicate, parts: list[_Truth]) -> _Truth:
+    """(is TRUE, is FALSE, is UNKNOWN) of an NNF node, each never NULL."""
     if isinstance(pred, And | Or):
-        parts = [_truth(child, budget) for child in pred.children]
         trues, falses, unknowns = (tuple(p[k] for p in parts) for k in range(3))
         if isinstance(pred, And):  # UNKNOWN: no FALSE and some UNKNOWN
             open_ = tuple(Or((t, u)) for t, u in zip(trues, unknowns, strict=True))

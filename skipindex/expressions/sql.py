@@ -44,6 +44,7 @@ from skipindex.expressions.rewrite import (
     ColumnName,
     Operand,
     compare,
+    connect,
     is_nan,
     like,
     member,
@@ -58,6 +59,7 @@ from skipindex.expressions.sql_literals import (
     sql_literal,
     unparen,
 )
+from skipindex.expressions.visitors import Shape, boolean_tree
 
 __all__ = ["parse_sql"]
 
@@ -134,39 +136,22 @@ def _parse(text: str) -> Predicate:
 
 # --------------------------------------------------------------------------- tree walk
 
-_VISIT, _AND, _OR, _NOT = range(4)
-
 
 def _convert(root: exp.Expression, text: str) -> Predicate:
-    """Post-order walk with an explicit stack; AND/OR chains become one n-ary node."""
-    values: list[Predicate] = []
-    work: list[tuple[int, exp.Expression | int]] = [(_VISIT, root)]
-    while work:
-        action, item = work.pop()
-        if action == _VISIT:
-            assert isinstance(item, exp.Expression)
-            node = unparen(item)
-            if isinstance(node, (exp.And, exp.Or)):
-                operands = _chain(node)
-                work.append((_AND if isinstance(node, exp.And) else _OR, len(operands)))
-                work.extend((_VISIT, operand) for operand in reversed(operands))
-            elif isinstance(node, exp.Not):
-                work.append((_NOT, 0))
-                work.append((_VISIT, node.this))
-            else:
-                values.append(_leaf(node, text))
-        elif action == _NOT:
-            values.append(_syntactic_not(values.pop()))
-        else:
-            assert isinstance(item, int)
-            children = values[len(values) - item :]
-            del values[len(values) - item :]
-            cls = And if action == _AND else Or
-            flat: list[Predicate] = []
-            for child in children:  # children are flat already: one level of splicing
-                flat.extend(child.children if isinstance(child, cls) else (child,))
-            values.append(cls(tuple(flat)))
-    return values[0]
+    """sqlglot's tree as a predicate; AND/OR chains become one n-ary node."""
+
+    def shape(node: exp.Expression) -> tuple[Shape, list[exp.Expression]]:
+        node = unparen(node)
+        if isinstance(node, exp.And | exp.Or):
+            return (Shape.AND if isinstance(node, exp.And) else Shape.OR), _chain(node)
+        if isinstance(node, exp.Not):
+            return Shape.NOT, [node.this]
+        return Shape.LEAF, []
+
+    def combine(kind: Shape, parts: list[Predicate]) -> Predicate:
+        return _syntactic_not(parts[0]) if kind is Shape.NOT else connect(kind, parts)
+
+    return boolean_tree(root, shape, lambda node: _leaf(unparen(node), text), combine)
 
 
 def _chain(node: exp.Expression) -> list[exp.Expression]:

@@ -18,7 +18,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skipindex._types import Domain, physical_type, to_scalar
+from skipindex._types import Domain, physical_type, to_physical, to_scalar
 from skipindex.expressions.nodes import BoundIn, BoundIsNull, BoundLeaf, Op
 from skipindex.indexes.base import FileBatch, IndexKind, IndexSpec
 
@@ -79,6 +79,21 @@ class MinMaxKind(IndexKind):
         if isinstance(low, bytes):
             low, high = low[:MAX_STRING_BYTES], _round_up(high)
         return {"min": low, "max": high, "null_count": null_count, "nan_count": nan_count}
+
+    def constant_payloads(self, values: pa.Array, num_rows: np.ndarray) -> pa.StructArray:
+        """Payloads of files that each hold one value ``num_rows[i]`` times (a
+        partition column): min = max = the value, or all NULL, or all NaN."""
+        is_null = np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        nan = np.zeros(len(values), dtype=bool)
+        if self.domain is Domain.FLOAT:
+            nan_flags = pc.fill_null(pc.is_nan(values), False)
+            nan = np.asarray(nan_flags.to_numpy(zero_copy_only=False), dtype=bool)
+            values = pc.if_else(pa.array(nan), pa.scalar(None, values.type), values)
+        bounds = to_physical(values).cast(self._bound_type())
+        counts = [pa.array(np.where(flags, num_rows, 0), pa.int64()) for flags in (is_null, nan)]
+        return pa.StructArray.from_arrays(
+            [bounds, bounds, *counts], fields=list(self.payload_type())
+        )
 
     def answers(self, leaf: BoundLeaf) -> bool:
         return leaf.column.name == self.column
