@@ -1,8 +1,8 @@
 """Value domains: how a column's Arrow type compares, hashes and sorts.
 
 Every indexable Arrow type falls into one :class:`Domain`. Bound literal values
-live in the domain's Python representation (see ``BoundValue`` in
-:mod:`skipindex.expressions.nodes`) so that index kinds never re-derive casts.
+live in the domain's Python representation (:data:`BoundValue`) so that index
+kinds never re-derive casts.
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.types as pat
 
-from skipindex.expressions.nodes import BoundValue
-
 __all__ = [
+    "BoundValue",
     "Domain",
     "domain_of",
     "normalise_floats",
@@ -26,6 +25,14 @@ __all__ = [
     "to_scalar",
     "value_sort_key",
 ]
+
+
+# A bound value lives in its column's domain:
+#   integers, dates (days), timestamps (ticks of the column's unit) -> int
+#   decimals -> Decimal quantized to the column's scale
+#   floats -> float (float32 columns compare in double, like Spark)
+#   strings -> str, binary -> bytes, booleans -> bool
+BoundValue = int | Decimal | float | str | bytes | bool
 
 
 class Domain(enum.Enum):

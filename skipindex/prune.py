@@ -13,7 +13,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import Any, cast
+from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -33,7 +33,16 @@ from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
-__all__ = ["PruneResult", "prune"]
+__all__ = ["OnDamaged", "PruneResult", "Where", "prune"]
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+# A Spark SQL boolean expression, or a PySpark Column (classic sessions).
+Where: TypeAlias = "str | Column"
+# What prune does with an index it cannot read: raise IndexCorruptError, or keep
+# every file with a warning.
+OnDamaged = Literal["raise", "keep"]
 
 _READ_ATTEMPTS = 5
 
@@ -92,11 +101,11 @@ class PruneResult:
 
 def prune(
     path: str,
-    where: Any,
+    where: Where,
     *,
     time_zone: str | None = None,
     case_sensitive: bool | None = None,
-    on_damaged: str = "raise",
+    on_damaged: OnDamaged = "raise",
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -130,7 +139,7 @@ def prune(
         return _keep_all(location, listing, where, started, f"{exc}; kept every file")
 
 
-def _column_session_zone(where: Any) -> str | None:
+def _column_session_zone(where: Where) -> str | None:
     """A PySpark Column's literals mean what its session makes of them: that
     session's zone (pyspark is already imported when a Column exists)."""
     if isinstance(where, str) or not type(where).__module__.startswith("pyspark"):
@@ -153,7 +162,7 @@ class _Session:
 def _prune_latest(
     location: TableLocation,
     listing: list[DataFile],
-    where: Any,
+    where: Where,
     session: _Session,
     started: float,
 ) -> PruneResult:
@@ -176,7 +185,7 @@ def _prune(
     location: TableLocation,
     manifest: Manifest,
     listing: list[DataFile],
-    where: Any,
+    where: Where,
     session: _Session,
     started: float,
 ) -> PruneResult:
@@ -298,7 +307,7 @@ def _columns(predicate: BoundPredicate) -> set[str]:
 
 
 def _keep_all(
-    location: TableLocation, listing: list[DataFile], where: Any, started: float, why: str
+    location: TableLocation, listing: list[DataFile], where: Where, started: float, why: str
 ) -> PruneResult:
     return PruneResult(
         files=[location.user_path(f.path) for f in listing],
@@ -310,5 +319,5 @@ def _keep_all(
     )
 
 
-def _describe_where(where: Any) -> str:
+def _describe_where(where: Where) -> str:
     return where if isinstance(where, str) else str(where)

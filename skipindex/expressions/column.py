@@ -20,6 +20,17 @@ from typing import Any
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions.casts import InvalidCastError, cast_value
+from skipindex.expressions.leaves import (
+    Operand,
+    compare,
+    connect,
+    is_nan,
+    like,
+    member,
+    null_safe_equal,
+    starts_with,
+    truth_test,
+)
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -31,17 +42,6 @@ from skipindex.expressions.nodes import (
     Op,
     Predicate,
     Unsupported,
-)
-from skipindex.expressions.rewrite import (
-    Operand,
-    compare,
-    connect,
-    is_nan,
-    like,
-    member,
-    null_safe_equal,
-    starts_with,
-    truth_test,
 )
 from skipindex.expressions.sql import parse_sql
 from skipindex.expressions.sql_literals import literal_from_sql, negate

@@ -27,6 +27,7 @@ from decimal import Decimal
 
 import pyarrow as pa
 
+from skipindex._types import BoundValue
 from skipindex.column_paths import split_name
 from skipindex.expressions.visitors import fold
 
@@ -41,6 +42,7 @@ __all__ = [
     "BoundIsNull",
     "BoundLeaf",
     "BoundPredicate",
+    "BoundValue",
     "ColumnName",
     "Comparison",
     "In",
@@ -265,14 +267,6 @@ class BoundColumn:
 
     def __str__(self) -> str:
         return _quote(split_name(self.name))
-
-
-# A bound value lives in the column's domain:
-#   integers, dates (days), timestamps (ticks of the column's unit) -> int
-#   decimals -> Decimal quantized to the column's scale
-#   floats -> float (float32 columns compare in double, like Spark)
-#   strings -> str, binary -> bytes, booleans -> bool
-BoundValue = int | Decimal | float | str | bytes | bool
 
 
 @dataclass(frozen=True)

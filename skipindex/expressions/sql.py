@@ -25,10 +25,22 @@ from sqlglot.errors import ParseError, TokenError
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions._deep_stack import on_deep_stack, shorten
+from skipindex.expressions.leaves import (
+    Operand,
+    compare,
+    connect,
+    is_nan,
+    like,
+    member,
+    null_safe_equal,
+    starts_with,
+    truth_test,
+)
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
+    ColumnName,
     Comparison,
     In,
     IsNull,
@@ -39,18 +51,6 @@ from skipindex.expressions.nodes import (
     Or,
     Predicate,
     Unsupported,
-)
-from skipindex.expressions.rewrite import (
-    ColumnName,
-    Operand,
-    compare,
-    connect,
-    is_nan,
-    like,
-    member,
-    null_safe_equal,
-    starts_with,
-    truth_test,
 )
 from skipindex.expressions.sql_literals import (
     SparkSQL,

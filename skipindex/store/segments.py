@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skipindex.errors import IndexCorruptError
+from skipindex.indexes import kind_for
 from skipindex.store.cache import segment_cache
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
@@ -143,8 +144,6 @@ def _read_columns(location: TableLocation, ref: SegmentRef, columns: list[str]) 
 
 
 def _empty(manifest: Manifest, columns: list[str]) -> pa.Table:
-    from skipindex.indexes import kind_for
-
     types = {name: FILE_SCHEMA.field(name).type for name in BASE_FIELDS}
     for definition in manifest.indexes:
         types[definition.field] = kind_for(definition, manifest.arrow_schema).payload_type()

@@ -1,0 +1,198 @@
+"""The parsers' leaf builders, shared by the SQL and the PySpark Column parsers.
+
+Both parsers reduce their input to operands (a column, a literal, or something
+else) and call these, so that both follow the same conventions: a condition
+that is never NULL (``a <=> 5``, ``isnan(a)``) is built as ``leaf AND a IS NOT
+NULL`` so that its negation keeps NULL rows; anything that is not a plain
+column against literals is :class:`~skipindex.expressions.nodes.Unsupported`
+with the reason. ``shown`` renders the SQL text of the whole condition, only
+when it has to become Unsupported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import cast
+
+from skipindex.expressions.nodes import (
+    AlwaysFalse,
+    AlwaysTrue,
+    And,
+    AnyPredicate,
+    ColumnName,
+    Comparison,
+    In,
+    IsNull,
+    Like,
+    Literal,
+    LiteralKind,
+    Not,
+    Op,
+    Or,
+    Predicate,
+    Unsupported,
+    children_of,
+)
+from skipindex.expressions.rewrite import assemble, negate_leaf, rewrite_not
+from skipindex.expressions.visitors import Shape, fold
+
+__all__ = [
+    "Operand",
+    "compare",
+    "connect",
+    "is_nan",
+    "like",
+    "member",
+    "null_safe_equal",
+    "starts_with",
+    "truth_test",
+]
+
+
+Operand = ColumnName | Literal | None  # a column, a literal, or something else
+
+
+def compare(op: Op, left: Operand, right: Operand, shown: Callable[[], str]) -> Predicate:
+    """``left op right``: a Comparison when one side is a column and the other a literal."""
+    if isinstance(left, str | tuple) and isinstance(right, Literal):
+        return Comparison(left, op, right)
+    if isinstance(left, Literal) and isinstance(right, str | tuple):
+        return Comparison(right, op.mirror(), left)
+    return Unsupported(shown(), _why_not_column_vs_literal(left, right))
+
+
+def null_safe_equal(
+    left: Operand, right: Operand, shown: Callable[[], str], *, negated: bool = False
+) -> Predicate:
+    """``a <=> v`` (``IS NOT DISTINCT FROM``); ``negated`` for ``IS DISTINCT FROM``.
+
+    It is never NULL, so its negation keeps NULL rows: it is built as
+    ``a = v AND a IS NOT NULL``, which rewrite_not turns into ``a != v OR a IS NULL``.
+    """
+    if isinstance(left, Literal) and isinstance(right, str | tuple):
+        left, right = right, left
+    if not (isinstance(left, str | tuple) and isinstance(right, Literal)):
+        return Unsupported(shown(), _why_not_column_vs_literal(left, right))
+    if right.kind is LiteralKind.NULL:
+        equal: Predicate = IsNull(left)
+    else:
+        equal = And((Comparison(left, Op.EQ, right), IsNull(left, negated=True)))
+    return Not(equal) if negated else equal
+
+
+def member(column: Operand, items: list[Operand], shown: Callable[[], str]) -> Predicate:
+    """``column IN (items)``."""
+    literals = [item for item in items if isinstance(item, Literal)]
+    if not isinstance(column, str | tuple) or len(literals) != len(items):
+        return Unsupported(shown(), "IN needs a column and a list of literals")
+    return In(column, tuple(literals))
+
+
+def is_nan(column: ColumnName) -> Predicate:
+    """``isnan(x)`` is FALSE, not NULL, for a NULL x: built like ``<=>``."""
+    nan = Literal(LiteralKind.FLOAT, float("nan"))
+    return And((Comparison(column, Op.EQ, nan), IsNull(column, negated=True)))
+
+
+def _why_not_column_vs_literal(left: Operand, right: Operand) -> str:
+    if isinstance(left, str | tuple) and isinstance(right, str | tuple):
+        return "compares two columns"
+    if isinstance(left, Literal) and isinstance(right, Literal):
+        return "compares two literals"
+    return "one side is an expression, not a plain column or literal"
+
+
+def connect(shape: Shape, parts: list[Predicate]) -> Predicate:
+    """A parser's AND / OR (spliced one level: operands are flat already) or NOT."""
+    if shape is Shape.NOT:
+        return Not(parts[0])
+    cls: type[And] | type[Or] = And if shape is Shape.AND else Or
+    return cast(Predicate, assemble(cls, cast(list[AnyPredicate], parts)))
+
+
+def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predicate:
+    """``column LIKE pattern`` with Spark's default escape (backslash): a wildcard-free
+    text, optionally followed by ``%``, is a :class:`Like` leaf; anything else might match."""
+    if not isinstance(column, str | tuple):
+        return Unsupported(shown(), "LIKE needs a plain column")
+    if not isinstance(pattern, Literal) or pattern.kind is not LiteralKind.STRING:
+        return Unsupported(shown(), "LIKE needs a string literal pattern")
+    text, rest = [], str(pattern.value)
+    i = 0
+    while i < len(rest):
+        char = rest[i]
+        if char == "\\" and rest[i + 1 : i + 2] in ("_", "%", "\\"):
+            text.append(rest[i + 1])
+            i += 2
+        elif char == "%" and set(rest[i:]) == {"%"}:
+            return Like(column, "".join(text), prefix=True)
+        elif char in "_%\\":
+            return Unsupported(shown(), "only a prefix pattern ('abc%') can be answered")
+        else:
+            text.append(char)
+            i += 1
+    return Like(column, "".join(text), prefix=False)
+
+
+def starts_with(column: Operand, prefix: Operand, shown: Callable[[], str]) -> Predicate:
+    """``startswith(column, 'abc')``: the same leaf as ``column LIKE 'abc%'``."""
+    if not isinstance(column, str | tuple):
+        return Unsupported(shown(), "startswith needs a plain column")
+    if not isinstance(prefix, Literal) or prefix.kind is not LiteralKind.STRING:
+        return Unsupported(shown(), "startswith needs a string literal")
+    return Like(column, str(prefix.value), prefix=True)
+
+
+_TRUTH_LIMIT = 64  # nodes: the three-valued expansion grows with depth
+
+
+def truth_test(pred: Predicate, value: bool | None, negated: bool, shown: str) -> Predicate:
+    """``pred IS [NOT] TRUE|FALSE|NULL`` (``value`` None for NULL) under three-valued
+    logic, as a predicate that is itself never NULL, so NOT may be pushed through it.
+
+    ``(a > 0 AND b > 1) IS NULL`` is true when no conjunct is FALSE and one is
+    UNKNOWN: ``(a > 0 OR a IS NULL) AND (b > 1 OR b IS NULL) AND (a IS NULL OR b IS NULL)``.
+    """
+    normal: AnyPredicate = rewrite_not(pred)
+    if fold(normal, children_of, lambda _, parts: 1 + sum(parts)) > _TRUTH_LIMIT:
+        return Unsupported(shown, "the expression under IS is too large to expand")
+    try:
+        true, false, unknown = fold(normal, children_of, _truth)
+    except _UndecidableError as why:
+        return Unsupported(shown, str(why))
+    wanted = {True: true, False: false, None: unknown}
+    if not negated:
+        return wanted[value]
+    others = [t for v, t in wanted.items() if v is not value]
+    return Or((others[0], others[1]))
+
+
+class _UndecidableError(Exception):
+    pass
+
+
+_Truth = tuple[Predicate, Predicate, Predicate]
+
+
+def _truth(pred: AnyPredicate, parts: list[_Truth]) -> _Truth:
+    """(is TRUE, is FALSE, is UNKNOWN) of an NNF node, each never NULL."""
+    if isinstance(pred, And | Or):
+        trues, falses, unknowns = (tuple(p[k] for p in parts) for k in range(3))
+        if isinstance(pred, And):  # UNKNOWN: no FALSE and some UNKNOWN
+            open_ = tuple(Or((t, u)) for t, u in zip(trues, unknowns, strict=True))
+            return And(trues), Or(falses), And((*open_, Or(unknowns)))
+        open_ = tuple(Or((f, u)) for f, u in zip(falses, unknowns, strict=True))
+        return Or(trues), And(falses), And((*open_, Or(unknowns)))
+    if isinstance(pred, AlwaysTrue):
+        return AlwaysTrue(), AlwaysFalse(), AlwaysFalse()
+    if isinstance(pred, IsNull):
+        return pred, IsNull(pred.column, not pred.negated), AlwaysFalse()
+    if isinstance(pred, In) and any(lit.kind is LiteralKind.NULL for lit in pred.literals):
+        raise _UndecidableError("IN with a NULL in its list")
+    if isinstance(pred, Comparison) and pred.literal.kind is LiteralKind.NULL:
+        return AlwaysFalse(), AlwaysFalse(), AlwaysTrue()
+    if isinstance(pred, Comparison | In | Like):  # NULL exactly when the column is
+        present = IsNull(pred.column, negated=True)
+        negation = cast(Predicate, negate_leaf(pred))
+        return And((pred, present)), And((negation, present)), IsNull(pred.column)
+    raise _UndecidableError(f"{pred} may be FALSE or NULL")  # AlwaysFalse, Unsupported
