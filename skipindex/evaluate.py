@@ -42,7 +42,7 @@ from skipindex.expressions.nodes import (
     children_of,
 )
 from skipindex.expressions.visitors import fold
-from skipindex.indexes.base import FileBatch, IndexKind
+from skipindex.indexes.base import FileBatch, FileLevelKind, IndexKind, RowLevelKind
 
 __all__ = ["Evaluation", "LeafReport", "evaluate"]
 
@@ -130,7 +130,7 @@ class _Run:
         if not answering:
             report.note = f"no index on {node.column} can answer this: might match"
         for index in answering:
-            if index.kind.row_level:
+            if not isinstance(index.kind, FileLevelKind):
                 continue
             verdict = index.kind.might_match(node, index.files)
             report.ruled_out[index.kind.kind] += int(np.count_nonzero(mask & ~verdict))
@@ -147,15 +147,16 @@ class _Run:
         return list(self.reports.values())
 
     # ------------------------------------------------------------- row level
-    def row_kind(self, node: BoundPredicate) -> IndexColumn | None:
+    def row_kind(self, node: BoundPredicate) -> tuple[RowLevelKind, FileBatch] | None:
+        """The most precise row-level index that answers ``node``, if any."""
         if not isinstance(node, LEAF_TYPES):
             return None
         candidates = [
-            i
+            (i.kind, i.files)
             for i in self.indexes.get(node.column.name, ())
-            if i.kind.row_level and i.kind.answers(node)
+            if isinstance(i.kind, RowLevelKind) and i.kind.answers(node)
         ]
-        return max(candidates, key=lambda i: i.kind.precision, default=None)
+        return max(candidates, key=lambda c: c[0].precision, default=None)
 
     def row_level_leaves(self, predicate: BoundPredicate) -> bool:
         def visit(node: AnyPredicate, parts: list[bool]) -> bool:
@@ -171,17 +172,18 @@ class _Run:
 
     def leaf_rows(self, node: BoundPredicate, positions: np.ndarray) -> RowSets:
         positions = positions[self.leaf_mask(node)[positions]]
-        index = self.row_kind(node)
-        if index is None:
+        found = self.row_kind(node)
+        if found is None:
             return dict.fromkeys(positions.tolist())
         assert isinstance(node, LEAF_TYPES)
-        answers = index.kind.matching_rows(node, index.files, positions)
+        kind, files = found
+        answers = kind.matching_rows(node, files, positions)
         result: RowSets = {}
         for position, rows in zip(positions.tolist(), answers, strict=True):
             if rows is None or rows:
                 result[position] = rows
         report = self._report(node)
-        report.ruled_out[index.kind.kind] += len(positions) - len(result)
+        report.ruled_out[kind.kind] += len(positions) - len(result)
         return result
 
 

@@ -8,9 +8,9 @@ many files are stored as one struct column of a segment (a null struct means
 
 At prune time a kind answers one bound leaf predicate for many files at once:
 
-* file-level kinds (``row_level = False``) implement :meth:`might_match` and
+* file-level kinds (:class:`FileLevelKind`) implement ``might_match`` and
   return one boolean per file, vectorised over the payload column;
-* row-level kinds (``row_level = True``) implement :meth:`matching_rows` and
+* row-level kinds (:class:`RowLevelKind`) implement ``matching_rows`` and
   return, per requested file, the Roaring bitmap of row positions that satisfy
   the leaf (or ``None`` when they cannot tell, meaning all rows might).
 
@@ -31,7 +31,7 @@ from skipindex._types import Domain, domain_of
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundLeaf
 
-__all__ = ["FileBatch", "IndexKind", "IndexSpec"]
+__all__ = ["FileBatch", "FileLevelKind", "IndexKind", "IndexSpec", "RowLevelKind"]
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,19 @@ class FileBatch:
 
 
 class IndexKind(ABC):
-    """Base class of index kinds; one subclass per module in this package."""
+    """Base of the index kinds: one subclass per module in this package, derived
+    from :class:`FileLevelKind` or :class:`RowLevelKind`. ``kind`` is the spec's."""
 
     kind: ClassVar[str]
     spec: ClassVar[type[IndexSpec]]
-    row_level: ClassVar[bool] = False
-    # When several kinds on one column can answer a leaf, the highest wins.
-    precision: ClassVar[int] = 0
+    row_level: ClassVar[bool]
     domains: ClassVar[frozenset[Domain]] = frozenset(Domain)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        spec = cls.__dict__.get("spec")
+        if spec is not None:  # the kind id is written once, on the spec users see
+            cls.kind = spec.kind
 
     def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
         domain = domain_of(arrow_type)
@@ -115,12 +120,26 @@ class IndexKind(ABC):
     def answers(self, leaf: BoundLeaf) -> bool:
         """Whether this kind can narrow ``leaf`` at all (else it is not asked)."""
 
-    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
-        """File-level kinds: per file, False only if no row can satisfy ``leaf``."""
-        return np.ones(len(files), dtype=bool)
 
+class FileLevelKind(IndexKind):
+    """A kind that knows, per file, whether a leaf might match (min-max, Bloom)."""
+
+    row_level = False
+
+    @abstractmethod
+    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
+        """Per file, False only if no row can satisfy ``leaf``."""
+
+
+class RowLevelKind(IndexKind):
+    """A kind that knows which rows of a file satisfy a leaf (the bitmaps)."""
+
+    row_level = True
+    # When several row-level kinds on one column can answer a leaf, the highest wins.
+    precision: ClassVar[int] = 0
+
+    @abstractmethod
     def matching_rows(
         self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
     ) -> list[BitMap | None]:
-        """Row-level kinds: per file in ``positions``, the rows satisfying ``leaf``."""
-        return [None] * len(positions)
+        """Per file in ``positions``, the rows satisfying ``leaf`` (None: all might)."""

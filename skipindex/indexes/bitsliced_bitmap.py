@@ -41,22 +41,17 @@ from pyroaring import BitMap
 
 from skipindex._types import Domain
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
-from skipindex.indexes._bitmaps import (
-    BitmapKind,
-    Encoded,
+from skipindex.indexes._bitmap_build import Encoded, Ranked, list_value, rank_values, split_nulls
+from skipindex.indexes._bitmap_kind import BitmapKind
+from skipindex.indexes._bitmap_query import (
     FilePayload,
-    Ranked,
     Searcher,
     SortedValues,
-    bitmap_of,
     cover,
     floor_ceil,
-    list_value,
-    rank_values,
     select_ranges,
-    split_nulls,
-    to_bytes,
 )
+from skipindex.indexes._roaring import bitmap_of, to_bytes
 from skipindex.indexes.base import IndexSpec
 
 __all__ = ["BitSlicedBitmap", "BitSlicedBitmapKind"]
@@ -100,7 +95,6 @@ class BitSlicedBitmap(IndexSpec):
 
 
 class BitSlicedBitmapKind(BitmapKind):
-    kind = "bitsliced_bitmap"
     spec = BitSlicedBitmap
     precision = 30
 

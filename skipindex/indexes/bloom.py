@@ -48,7 +48,7 @@ from skipindex.expressions.nodes import (
 )
 from skipindex.indexes import _sbbf
 from skipindex.indexes._xxh64 import hash_binary, hash_fixed, hash_u32, hash_u64
-from skipindex.indexes.base import FileBatch, IndexKind, IndexSpec
+from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
 __all__ = ["Bloom", "BloomKind"]
 
@@ -84,11 +84,8 @@ class Bloom(IndexSpec):
             )
 
 
-class BloomKind(IndexKind):
-    kind = "bloom"
+class BloomKind(FileLevelKind):
     spec = Bloom
-    row_level = False
-    precision = 5
     domains = frozenset(Domain) - {Domain.BOOLEAN}
     # Longer IN lists are not worth hashing and probing: the kind declines them.
     max_in_values: ClassVar[int] = 4096

@@ -24,22 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import pyarrow as pa
 from pyroaring import BitMap
 
-from skipindex.expressions.nodes import BoundComparison, BoundIn
-from skipindex.indexes._bitmaps import (
-    BitmapKind,
-    FilePayload,
-    bitmap_of,
-    bucketize,
-    check_int_param,
-    cover,
-    list_value,
-    select_ranges,
-    split_nulls,
-    to_bytes,
-)
+from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
+from skipindex.indexes._bitmap_query import FilePayload, Range, cover
+from skipindex.indexes._roaring import to_bytes
 from skipindex.indexes.base import IndexSpec
 
 __all__ = ["EqualityBitmap", "EqualityBitmapKind"]
@@ -58,43 +47,21 @@ class EqualityBitmap(IndexSpec):
         check_int_param(self.kind, "max_distinct", self.max_distinct, 1)
 
 
-class EqualityBitmapKind(BitmapKind):
-    kind = "equality_bitmap"
+class EqualityBitmapKind(BucketedBitmapKind):
     spec = EqualityBitmap
     precision = 30
+    highs_field = "values"
 
     options: EqualityBitmap
 
-    def payload_type(self) -> pa.StructType:
-        values = pa.list_(self.value_type())
-        return pa.struct(
-            [
-                ("values", values),
-                ("lows", values),
-                ("bitmaps", pa.list_(pa.binary())),
-                ("nulls", pa.binary()),
-            ]
-        )
+    def bucket_limit(self) -> int:
+        return self.options.max_distinct
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        col = split_nulls(values, self.domain)
-        buckets = bucketize(col, self.options.max_distinct)
-        return {
-            "values": list_value(buckets.highs),
-            "lows": None if buckets.lows is None else list_value(buckets.lows),
-            "bitmaps": [to_bytes(bm) for bm in buckets.bitmaps],
-            "nulls": to_bytes(bitmap_of(col.nulls)) if len(col.nulls) else None,
-        }
+    def store(self, per_bucket: list[BitMap], non_null: int) -> dict[str, Any]:
+        return {"bitmaps": [to_bytes(bm) for bm in per_bucket]}
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
-        highs = self.searcher(file.values("values"))
-        if highs is None:  # defensive: a payload without values knows nothing
-            return file.nonnull.copy()
-        lows = self.searcher(file.values("lows")) or highs
-        k = highs.size
-        ranges = select_ranges(leaf, lows, highs, k)
-
+    def cover_ranges(self, ranges: list[Range], buckets: int, file: FilePayload) -> BitMap:
         def bitmaps(a: int, b: int) -> list[BitMap]:
             return file.bitmaps("bitmaps", a, b)
 
-        return cover(ranges, k, bitmaps, file, lambda a, b: b - a)
+        return cover(ranges, buckets, bitmaps, file, lambda a, b: b - a)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from skipindex._types import Domain, physical_type, to_physical, to_scalar
 from skipindex.expressions.nodes import BoundIn, BoundIsNull, BoundLeaf, Op
-from skipindex.indexes.base import FileBatch, IndexKind, IndexSpec
+from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
 __all__ = ["MinMax", "MinMaxKind"]
 
@@ -37,10 +37,8 @@ class MinMax(IndexSpec):
     kind: ClassVar[str] = "minmax"
 
 
-class MinMaxKind(IndexKind):
-    kind = "minmax"
+class MinMaxKind(FileLevelKind):
     spec = MinMax
-    precision = 10
 
     def _bound_type(self) -> pa.DataType:
         if self.domain in (Domain.STRING, Domain.BINARY):

@@ -37,19 +37,9 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from skipindex.expressions.nodes import BoundComparison, BoundIn
-from skipindex.indexes._bitmaps import (
-    BitmapKind,
-    FilePayload,
-    bitmap_of,
-    bucketize,
-    check_int_param,
-    cover,
-    list_value,
-    select_ranges,
-    split_nulls,
-    to_bytes,
-)
+from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
+from skipindex.indexes._bitmap_query import FilePayload, Range, cover
+from skipindex.indexes._roaring import to_bytes
 from skipindex.indexes.base import IndexSpec
 
 __all__ = ["RangeBitmap", "RangeBitmapKind"]
@@ -68,57 +58,36 @@ class RangeBitmap(IndexSpec):
         check_int_param(self.kind, "bins", self.bins, 2)
 
 
-class RangeBitmapKind(BitmapKind):
-    kind = "range_bitmap"
+class RangeBitmapKind(BucketedBitmapKind):
     spec = RangeBitmap
     precision = 20
+    highs_field = "bounds"
+    extra_fields = (("flip_from", pa.int32()),)
 
     options: RangeBitmap
 
-    def payload_type(self) -> pa.StructType:
-        values = pa.list_(self.value_type())
-        return pa.struct(
-            [
-                ("bounds", values),
-                ("lows", values),
-                ("bitmaps", pa.list_(pa.binary())),
-                ("flip_from", pa.int32()),
-                ("nulls", pa.binary()),
-            ]
-        )
+    def bucket_limit(self) -> int:
+        return self.options.bins
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        col = split_nulls(values, self.domain)
-        buckets = bucketize(col, self.options.bins)
-        per_bin = buckets.bitmaps
-        k = len(per_bin)
+    def store(self, per_bucket: list[BitMap], non_null: int) -> dict[str, Any]:
+        k = len(per_bucket)
         # C_j for j < flip_from, then U_j = rows above b_j for flip_from <= j < k-1.
-        cumulative = np.cumsum([len(bm) for bm in per_bin[:-1]])
-        flip_from = int(np.searchsorted(cumulative, len(col.positions) / 2, side="right"))
+        cumulative = np.cumsum([len(bm) for bm in per_bucket[:-1]])
+        flip_from = int(np.searchsorted(cumulative, non_null / 2, side="right"))
         stored: list[bytes] = []
         running = BitMap()
         for j in range(flip_from):
-            running |= per_bin[j]
+            running |= per_bucket[j]
             stored.append(to_bytes(running))
         above: list[bytes] = []
         running = BitMap()
         for j in range(k - 2, flip_from - 1, -1):
-            running |= per_bin[j + 1]
+            running |= per_bucket[j + 1]
             above.append(to_bytes(running))
-        return {
-            "bounds": list_value(buckets.highs),
-            "lows": None if buckets.lows is None else list_value(buckets.lows),
-            "bitmaps": stored + above[::-1],
-            "flip_from": flip_from,
-            "nulls": to_bytes(bitmap_of(col.nulls)) if len(col.nulls) else None,
-        }
+        return {"bitmaps": stored + above[::-1], "flip_from": flip_from}
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
-        highs = self.searcher(file.values("bounds"))
-        if highs is None:
-            return file.nonnull.copy()
-        lows = self.searcher(file.values("lows")) or highs
-        k = highs.size
+    def cover_ranges(self, ranges: list[Range], buckets: int, file: FilePayload) -> BitMap:
+        k = buckets
         flip_from = int(file.scalar("flip_from") or 0)
 
         def between(a: int, b: int) -> list[BitMap]:
@@ -139,5 +108,4 @@ class RangeBitmapKind(BitmapKind):
                 return [file.nonnull - high - low]
             return [high - low]
 
-        ranges = select_ranges(leaf, lows, highs, k)
         return cover(ranges, k, between, file, lambda a, b: 1)

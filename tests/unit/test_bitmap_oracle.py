@@ -32,13 +32,9 @@ from skipindex.expressions.nodes import (
     BoundLeaf,
     Op,
 )
-from skipindex.indexes._bitmaps import (
-    bitmap_of,
-    from_bytes,
-    group_distinct,
-    merge,
-    to_bytes,
-)
+from skipindex.indexes._bitmap_build import group_distinct
+from skipindex.indexes._bitmap_query import merge
+from skipindex.indexes._roaring import bitmap_of, from_bytes, to_bytes
 from skipindex.indexes.base import FileBatch, IndexKind
 
 # --------------------------------------------------------------------------- oracle

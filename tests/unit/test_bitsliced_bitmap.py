@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
-from skipindex.indexes._bitmaps import from_bytes
+from skipindex.indexes._roaring import from_bytes
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap, BitSlicedBitmapKind
 from tests._support import examples
 from tests.unit.test_bitmap_oracle import (

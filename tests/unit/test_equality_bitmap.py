@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
-from skipindex.indexes._bitmaps import from_bytes
+from skipindex.indexes._roaring import from_bytes
 from skipindex.indexes.equality_bitmap import EqualityBitmap, EqualityBitmapKind
 from tests._support import examples
 from tests.unit.test_bitmap_oracle import (

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from skipindex.errors import InvalidSpecError
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
-from skipindex.indexes._bitmaps import from_bytes
+from skipindex.indexes._roaring import from_bytes
 from skipindex.indexes.base import FileBatch
 from skipindex.indexes.range_bitmap import RangeBitmap, RangeBitmapKind
 from tests._support import examples
@@ -83,7 +83,7 @@ def test_any_range_decodes_at_most_two_bitmaps(monkeypatch: pytest.MonkeyPatch) 
         decoded.append(b"" if data is None else data)
         return real(data)
 
-    monkeypatch.setattr("skipindex.indexes._bitmaps.from_bytes", counting)
+    monkeypatch.setattr("skipindex.indexes._bitmap_query.from_bytes", counting)
     bound = BoundColumn("c", pa.int64())
     for leaf in (
         BoundComparison(bound, Op.LT, 400),
