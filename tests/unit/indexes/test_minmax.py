@@ -11,7 +11,7 @@ from hypothesis import given
 from skipindex._types import to_physical
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, BoundIsNull, Op
 from skipindex.indexes.minmax import MAX_STRING_BYTES, MinMaxKind
-from tests.unit.test_bitmap_oracle import Case, cases, file_batch, oracle_rows
+from tests.unit.indexes.test_bitmap_oracle import Case, cases, file_batch, oracle_rows
 
 
 @given(cases())

@@ -15,7 +15,7 @@ from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, O
 from skipindex.indexes._roaring import from_bytes
 from skipindex.indexes.equality_bitmap import EqualityBitmap, EqualityBitmapKind
 from tests._support import examples
-from tests.unit.test_bitmap_oracle import (
+from tests.unit.indexes.test_bitmap_oracle import (
     ALL_TYPES,
     ROUND_TRIP_TYPES,
     Case,

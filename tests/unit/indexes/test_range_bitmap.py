@@ -16,7 +16,7 @@ from skipindex.indexes._roaring import from_bytes
 from skipindex.indexes.base import FileBatch
 from skipindex.indexes.range_bitmap import RangeBitmap, RangeBitmapKind
 from tests._support import examples
-from tests.unit.test_bitmap_oracle import (
+from tests.unit.indexes.test_bitmap_oracle import (
     ALL_TYPES,
     ROUND_TRIP_TYPES,
     Case,
