@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
+from skipindex.expressions.timezones import fixed_offset_micros, zone_named
 
 __all__ = ["SparkView", "normalise_type", "read_columns"]
 
@@ -45,7 +46,6 @@ _GREGORIAN_START = -141427  # 1582-10-15: days before it are Julian in the hybri
 _MICROS_PER_DAY = 86_400 * 10**6
 _JULIAN_EPOCH_OFFSET = 2440588  # Julian Day Number of 1970-01-01
 _SAFE_AFTER_DAY = -25566  # 1900-01-02: no zone's LEGACY rebase moves a later instant
-_UTC_ZONES = frozenset({"UTC", "Z", "GMT", "ETC/UTC", "ETC/GMT", "+00:00"})
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def _rebase_array(array: pa.Array, zone: str) -> pa.Array | str:
     ]
     ticks = pc.fill_null(array.view(pa.int64()), 0).to_numpy().astype(np.int64)
     days = np.floor_divide(ticks, per_day)
-    if array.type.tz is not None and zone.upper() in _UTC_ZONES:
+    if array.type.tz is not None and _is_utc(zone):
         shifted = ticks + (julian_to_gregorian_days(days) - days) * per_day
         return pa.array(shifted, pa.int64(), mask=_nulls(array)).view(array.type)
     if (days < _SAFE_AFTER_DAY).any():
@@ -238,6 +238,13 @@ def _rebase_array(array: pa.Array, zone: str) -> pa.Array | str:
             "rebased by rules skipindex does not model: not indexed"
         )
     return array
+
+
+def _is_utc(zone: str) -> bool:
+    try:
+        return fixed_offset_micros(zone_named(zone)) == 0
+    except ValueError:  # a zone Python does not know: not modelled
+        return False
 
 
 def _nulls(array: pa.Array) -> np.ndarray | None:
