@@ -24,8 +24,8 @@ def full_run() -> bool:
 
 
 def examples(count: int) -> int:
-    """Hypothesis examples for a property test: all in CI, a tenth (at least 10) else."""
-    return count if full_run() else max(10, count // 10)
+    """Hypothesis examples for a property test: all in CI, a twentieth (at least 8) else."""
+    return count if full_run() else max(8, count // 20)
 
 
 SCHEMA = pa.schema(

@@ -123,7 +123,7 @@ def test_build_killed_at_random_moments(tmp_path: Path):
     _table(root, 120)
     build_with(str(root), SPECS, InProcessRunner())
     rng = random.Random(11)
-    for round_number in range(6 if full_run() else 2):
+    for round_number in range(6 if full_run() else 1):
         _churn(root, seed=100 + round_number)
         child = _child(root, "none")
         time.sleep(rng.uniform(0.2, 2.5))
