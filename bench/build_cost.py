@@ -52,7 +52,7 @@ def build_table(files: int) -> Path:
 
 
 def _build_once(table: Path, specs: list[Any], runner: Any) -> float:
-    si.drop_index(str(table))
+    si.drop_index(str(table), all=True)
     return float(build_with(str(table), specs, runner).seconds)
 
 
@@ -230,7 +230,7 @@ def _worker(cores: int, table: str) -> None:
     for line in sys.stdin:
         if line.strip() != "build":
             continue
-        si.drop_index(table)
+        si.drop_index(table, all=True)
         report = si.build_index(table, specs, spark=spark)
         print(json.dumps({"seconds": report.seconds}), flush=True)
     spark.stop()

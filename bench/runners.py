@@ -64,12 +64,12 @@ def ensure_index(path: Path, specs: Sequence[Any], runner: Any = None) -> bool:
     """Build ``specs`` on ``path`` unless already there; True when it built."""
     if has_index(path, specs):
         return False
-    si.drop_index(str(path))
+    si.drop_index(str(path), all=True)
     build_with(str(path), list(specs), runner or PoolRunner())
     return True
 
 
 def rebuild(path: Path, specs: Sequence[Any], runner: Any = None) -> si.BuildReport:
     """Drop whatever index ``path`` has and build ``specs`` from scratch."""
-    si.drop_index(str(path))
+    si.drop_index(str(path), all=True)
     return build_with(str(path), list(specs), runner or InProcessRunner())

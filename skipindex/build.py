@@ -28,7 +28,7 @@ from skipindex.partitions import partition_names
 from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
-from skipindex.store.location import DataFile, TableLocation, locate
+from skipindex.store.location import DataFile, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import table_schema
 from skipindex.store.segments import copy_segments, read_segments
@@ -71,7 +71,7 @@ class _Plan:
 
 
 def build_index(
-    path: str,
+    path: TablePath,
     specs: Sequence[IndexSpec] | None = None,
     *,
     spark: Any = None,
@@ -90,7 +90,7 @@ def build_index(
     return build_with(path, specs, SparkRunner(spark, bins_per_core))
 
 
-def build_with(path: str, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
+def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
     location = locate(path)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
 
+from skipindex import __version__
 from skipindex.errors import InvalidSpecError, SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
@@ -74,7 +76,9 @@ def _drop(args: argparse.Namespace) -> int:
 
     if not (args.column or args.kind or args.all):
         raise InvalidSpecError("say what to drop: --column, --kind, or --all for the whole index")
-    dropped = drop_index(args.path, columns=args.column or None, kinds=args.kind or None)
+    dropped = drop_index(
+        args.path, columns=args.column or None, kinds=args.kind or None, all=args.all
+    )
     for d in dropped:
         print(f"dropped {d.kind} on {d.column}")
     if not dropped:
@@ -101,6 +105,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="skipindex", description="Secondary indexes for data skipping on Parquet tables."
     )
+    parser.add_argument("--version", action="version", version=f"skipindex {__version__}")
     verbs = parser.add_subparsers(dest="verb", required=True)
 
     build = verbs.add_parser("build", help="build or refresh a table's index (runs Spark)")
@@ -161,6 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkipIndexError as exc:
         print(f"skipindex: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `skipindex describe t | head`: the reader left, nothing is wrong
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush stays quiet
+        return 0
 
 
 if __name__ == "__main__":

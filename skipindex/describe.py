@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from skipindex.store.location import locate
+from skipindex.store.location import TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -56,7 +56,7 @@ class Description:
         return "\n".join(lines)
 
 
-def describe(path: str) -> Description:
+def describe(path: TablePath) -> Description:
     location = locate(path)
     listing = location.list_data_files()
     manifest = load_latest(location)

@@ -8,7 +8,7 @@ from dataclasses import replace
 from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
 from skipindex.indexes import KINDS
 from skipindex.store import vacuum
-from skipindex.store.location import locate
+from skipindex.store.location import TablePath, locate
 from skipindex.store.manifest import IndexDef, commit, load_latest
 from skipindex.store.segments import copy_segments
 
@@ -18,13 +18,23 @@ _ATTEMPTS = 5
 
 
 def drop_index(
-    path: str, columns: Sequence[str] | None = None, kinds: Sequence[str] | None = None
+    path: TablePath,
+    columns: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    *,
+    all: bool = False,
 ) -> list[IndexDef]:
     """Drop the definitions on ``columns`` of ``kinds`` (None: any); returns them.
 
-    Dropping everything (both None, or every definition matched) removes
-    ``_skipindex/`` entirely. Data files are never touched.
+    Say what to drop: ``columns``, ``kinds``, or ``all=True`` for the whole
+    index. Dropping every definition removes ``_skipindex/`` entirely. Data
+    files are never touched.
     """
+    if columns is None and kinds is None and not all:
+        raise InvalidSpecError(
+            f"say what to drop from the index of {path}: columns=[...], kinds=[...], "
+            "or all=True for the whole index"
+        )
     for kind in kinds or ():
         if kind not in KINDS:
             raise InvalidSpecError(f"unknown index kind '{kind}'; kinds are: {', '.join(KINDS)}")

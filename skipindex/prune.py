@@ -29,7 +29,7 @@ from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
-from skipindex.store.location import DataFile, TableLocation, locate
+from skipindex.store.location import DataFile, TableLocation, TablePath, locate
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -70,6 +70,12 @@ class PruneResult:
     def kept(self) -> int:
         return len(self.files)
 
+    def __repr__(self) -> str:  # the file list can be 100,000 paths long: counts only
+        return (
+            f"PruneResult(kept={self.kept}, total={self.total}, version={self.version}, "
+            f"predicate={self.predicate!r})"
+        )
+
     @property
     def skipped(self) -> int:
         return self.total - self.kept
@@ -100,7 +106,7 @@ class PruneResult:
 
 
 def prune(
-    path: str,
+    path: TablePath,
     where: Where,
     *,
     time_zone: str | None = None,

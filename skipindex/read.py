@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from skipindex.prune import OnDamaged, PruneResult, Where, prune
 from skipindex.spark_view import SparkView
-from skipindex.store.location import locate
+from skipindex.store.location import TablePath, locate
 
 __all__ = ["read"]
 
@@ -18,7 +18,7 @@ _DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 
 
-def read(spark: Any, path: str, where: Where, *, on_damaged: OnDamaged = "raise") -> Any:
+def read(spark: Any, path: TablePath, where: Where, *, on_damaged: OnDamaged = "raise") -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
     Only the files :func:`~skipindex.prune` keeps are opened, pruned with this

@@ -44,6 +44,13 @@ class IndexSpec:
     column: str
     kind: ClassVar[str] = ""
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column:
+            raise InvalidSpecError(
+                f"{type(self).__name__}(...): the column must be a column name such as "
+                f"'l_partkey' (or 's.f' for a struct field), got {self.column!r}"
+            )
+
     def params(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "column"}
 

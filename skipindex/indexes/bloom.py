@@ -66,6 +66,7 @@ class Bloom(IndexSpec):
     max_bytes: int = 1 << 20
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         fpp = self.fpp
         if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
             raise InvalidSpecError(

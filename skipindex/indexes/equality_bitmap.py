@@ -44,6 +44,7 @@ class EqualityBitmap(IndexSpec):
     kind: ClassVar[str] = "equality_bitmap"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_int_param(self.kind, "max_distinct", self.max_distinct, 1)
 
 

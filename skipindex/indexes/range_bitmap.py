@@ -55,6 +55,7 @@ class RangeBitmap(IndexSpec):
     kind: ClassVar[str] = "range_bitmap"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_int_param(self.kind, "bins", self.bins, 2)
 
 

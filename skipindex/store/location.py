@@ -7,6 +7,7 @@ users keep the scheme they wrote (``s3a://`` included, which pyarrow spells
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +16,10 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError, NotATableError
 
-__all__ = ["DataFile", "TableLocation", "is_hidden", "locate"]
+__all__ = ["DataFile", "TableLocation", "TablePath", "is_hidden", "locate"]
 
+# Where a table lives: a path or URI string, or a pathlib.Path.
+TablePath = str | os.PathLike[str]
 INDEX_DIR = "_skipindex"
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -85,8 +88,11 @@ def is_hidden(name: str) -> bool:
     )
 
 
-def locate(path: str) -> TableLocation:
+def locate(path: TablePath) -> TableLocation:
     """Resolve a table path or URI (local, file://, s3://, s3a://, gs://, abfs://, hdfs://)."""
+    if not isinstance(path, str | os.PathLike):
+        raise NotATableError(f"a table path is a string or a path, got {type(path).__name__}")
+    path = os.fspath(path)
     if not path:
         raise NotATableError("empty table path")
     user_root = path.rstrip("/") or "/"

@@ -20,7 +20,7 @@ from contextlib import contextmanager, suppress
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
-from skipindex.store.location import TableLocation, locate
+from skipindex.store.location import TableLocation, TablePath, locate
 from skipindex.store.manifest import load_version, manifest_path, manifest_versions
 
 __all__ = ["collect", "delete_segments", "in_flight", "new_build_id", "running_builds", "vacuum"]
@@ -83,7 +83,7 @@ def collect(location: TableLocation) -> list[str]:
     return doomed
 
 
-def vacuum(path: str) -> list[str]:
+def vacuum(path: TablePath) -> list[str]:
     """Remove superseded manifests and segments, and what dead builds left behind.
 
     Builds and ``drop_index`` do this themselves; call it after a crashed build

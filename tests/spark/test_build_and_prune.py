@@ -193,7 +193,7 @@ def test_describe_and_drop(spark, tmp_path):
     assert si.prune(str(root), "key = 5").kept == 3  # no index on key any more
     assert si.prune(str(root), "id = 5").kept == 1
 
-    si.drop_index(str(root))
+    si.drop_index(str(root), all=True)
     assert not (root / "_skipindex").exists()
     assert len(list(root.glob("*.parquet"))) == 3  # data untouched
 

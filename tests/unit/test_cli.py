@@ -85,3 +85,62 @@ def test_errors_exit_2_with_a_message(table: Path, capsys: pytest.CaptureFixture
     assert "skipindex: error: unknown column 'idd'" in capsys.readouterr().err
     assert main(["prune", str(table / "missing"), "id = 3"]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------ first ten minutes (issue 10)
+
+
+def test_drop_index_must_be_told_to_drop_everything(table: Path):
+    with pytest.raises(si.InvalidSpecError, match=r"all=True for the whole index"):
+        si.drop_index(str(table))
+    assert (table / "_skipindex").exists()
+    si.drop_index(table, all=True)  # a pathlib.Path is a table path too
+    assert not (table / "_skipindex").exists()
+
+
+def test_paths_are_accepted_as_pathlib_paths(table: Path):
+    assert si.prune(table, "id = 15", time_zone="UTC").kept == 1
+    assert si.describe(table).files_indexed == 4
+
+
+def test_specs_refuse_what_is_not_a_column_name():
+    with pytest.raises(si.InvalidSpecError, match=r"MinMax\(\.\.\.\): the column must be"):
+        si.MinMax(1)  # type: ignore[arg-type]
+    with pytest.raises(si.InvalidSpecError, match="the column must be"):
+        si.Bloom("")
+
+
+def test_prune_result_repr_is_short(table: Path):
+    text = repr(si.prune(str(table), "id >= 0", time_zone="UTC"))
+    assert text == "PruneResult(kept=4, total=4, version=1, predicate='id >= 0')"
+
+
+def test_version_and_a_closed_pipe(table: Path, capsys: pytest.CaptureFixture[str]):
+    import subprocess
+    import sys
+
+    with pytest.raises(SystemExit):
+        main(["--version"])
+    assert capsys.readouterr().out.strip() == f"skipindex {si.__version__}"
+    # A verb printing far more than a pipe buffer holds, read by a reader that leaves.
+    script = (
+        "import sys\n"
+        "import skipindex.cli as cli\n"
+        "def chatty(args):\n"
+        "    for _ in range(200_000):\n"
+        "        print('x' * 60)\n"
+        "    return 0\n"
+        "cli._describe = chatty\n"
+        "sys.exit(cli.main(sys.argv[1:]))\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, "describe", str(table)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    assert child.stdout.read(10) == b"x" * 10
+    child.stdout.close()  # what `| head -c10` does
+    _, errors = child.communicate(timeout=60)
+    assert errors == b""  # no traceback, no "Exception ignored" from the final flush
+    assert child.returncode == 0

@@ -296,9 +296,9 @@ def test_drop_refuses_to_delete_the_index_under_a_running_build(tmp_path):
     location = locate(str(root))
     with vacuum.in_flight(location, vacuum.new_build_id()):
         with pytest.raises(si.ConflictError, match="a build is running"):
-            si.drop_index(str(root))
+            si.drop_index(str(root), all=True)
         assert (root / "_skipindex").exists()
-    si.drop_index(str(root))
+    si.drop_index(str(root), all=True)
     assert not (root / "_skipindex").exists()
 
 
