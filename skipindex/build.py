@@ -33,7 +33,15 @@ from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, loa
 from skipindex.store.schema import table_schema
 from skipindex.store.segments import copy_segments, read_segments
 
-__all__ = ["BuildReport", "InProcessRunner", "Runner", "SparkRunner", "build_index", "build_with"]
+__all__ = [
+    "BuildReport",
+    "InProcessRunner",
+    "Runner",
+    "SparkRunner",
+    "build_index",
+    "build_with",
+    "check_specs",
+]
 
 MAX_COMMIT_ATTEMPTS = 5
 
@@ -83,11 +91,23 @@ def build_index(
     changed files are read. ``spark`` defaults to the active session, else a
     local one.
     """
+    check_specs(path, specs)  # seconds, not the minute a Spark start costs, to say "no"
     if spark is None:
         from skipindex._spark import active_or_local_session
 
         spark = active_or_local_session()
     return build_with(path, specs, SparkRunner(spark, bins_per_core))
+
+
+def check_specs(path: TablePath, specs: Sequence[IndexSpec] | None) -> None:
+    """Raise what a build would raise for ``specs`` (unknown column, a type the
+    kind cannot take, a partition column) from footers alone, without Spark."""
+    location = locate(path)
+    listing = location.list_data_files()
+    current = load_latest(location)
+    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
+    partitions = partition_names(listing[0].path) if listing else []
+    _definitions(current, specs, schema, partitions, SparkView())
 
 
 def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:

@@ -40,9 +40,10 @@ def parse_index_option(text: str) -> IndexSpec:
 
 def _build(args: argparse.Namespace) -> int:
     from skipindex._spark import local_session
-    from skipindex.build import build_index
+    from skipindex.build import build_index, check_specs
 
     specs = [parse_index_option(i) for i in args.index] or None
+    check_specs(args.path, specs)  # before Spark starts
     spark = local_session(args.cores)
     spark.sparkContext.setLogLevel("ERROR")
     print(build_index(args.path, specs, spark=spark))

@@ -144,3 +144,16 @@ def test_version_and_a_closed_pipe(table: Path, capsys: pytest.CaptureFixture[st
     _, errors = child.communicate(timeout=60)
     assert errors == b""  # no traceback, no "Exception ignored" from the final flush
     assert child.returncode == 0
+
+
+def test_a_bad_spec_fails_before_spark_starts(table: Path, monkeypatch: pytest.MonkeyPatch):
+    import skipindex._spark
+
+    def no_spark(*_args: object) -> None:
+        raise AssertionError("Spark was started for a build that cannot succeed")
+
+    monkeypatch.setattr(skipindex._spark, "local_session", no_spark)
+    monkeypatch.setattr(skipindex._spark, "active_or_local_session", no_spark)
+    with pytest.raises(si.UnknownColumnError, match="unknown column 'nope'"):
+        si.build_index(str(table), [si.MinMax("nope")])
+    assert main(["build", str(table), "--index", "bloom:nope"]) == 2
