@@ -506,3 +506,12 @@ def test_not_like_keeps_its_not():
     assert parse_sql("s LIKE 'a\\_b'") == Like("s", "a_b", prefix=False)
     assert parse_sql("s LIKE 'a%%'") == Like("s", "a", prefix=True)
     assert isinstance(parse_sql("s NOT ILIKE 'a%'"), Not)
+
+
+def test_parse_errors_speak_sql_not_sqlglot():
+    with pytest.raises(InvalidPredicateError) as raised:
+        parse_sql("a =")
+    message = str(raised.value)
+    assert "'=' is missing its right-hand side" in message
+    assert "sqlglot" not in message
+    assert "<class" not in message
