@@ -209,7 +209,6 @@ def _prune(
     )
     bound = prepare(where, schema, case_sensitive=case_sensitive, time_zone=session.zone)
     columns = _columns(bound)
-    partition_keys = {column_key((p.name,)) for p in partitions}
     wanted = [
         d
         for d in manifest.indexes
@@ -227,7 +226,7 @@ def _prune(
     listed_at = _listing_positions(len(segments), covered, positions)
     for partition in partitions:
         key = column_key((partition.name,))
-        if key not in columns or key not in partition_keys:
+        if key not in columns:
             continue
         if partition.type is None:
             notes.append(f"partition column {partition.name}: {partition.why}; might match")
