@@ -103,9 +103,10 @@ def open_file(source: Any, filesystem: Any = None) -> pq.ParquetFile:
     return pq.ParquetFile(source, filesystem=filesystem, coerce_int96_timestamp_unit="us")
 
 
-def file_schema(parquet: pq.ParquetFile) -> pa.Schema:
-    """The file's Arrow schema as Spark types it (INT96 as UTC micros, no dictionaries)."""
-    int96 = _int96_columns(parquet)
+def file_schema(parquet: pq.ParquetFile, int96: set[str] | None = None) -> pa.Schema:
+    """The file's Arrow schema as Spark types it (INT96 as UTC micros, no dictionaries).
+    ``int96``: the file's INT96 columns, if already known."""
+    int96 = _int96_columns(parquet) if int96 is None else int96
     fields = []
     for field in parquet.schema_arrow:
         arrow_type = normalise_type(field.type)
@@ -122,7 +123,8 @@ def read_columns(
 ) -> tuple[dict[ColumnPath, pa.Array | str], int]:
     """Each wanted column (a path and the table's type for it) as Spark reads it
     from this file, or the reason it cannot be indexed here; and the bytes read."""
-    schema = file_schema(parquet)
+    int96 = _int96_columns(parquet)
+    schema = file_schema(parquet, int96)
     num_rows = parquet.metadata.num_rows
     found: dict[ColumnPath, ColumnPath | str] = {}  # spelled as in the file; () if absent
     for path, _ in wanted:
@@ -136,7 +138,7 @@ def read_columns(
     table = None
     if tops:  # read, then type as Spark does (INT96 as zoned micros, no dictionaries)
         table = parquet.read(columns=tops).cast(pa.schema([schema.field(n) for n in tops]))
-    rebase = _Rebase(parquet, view)
+    rebase = _Rebase(parquet, view, int96)
     out: dict[ColumnPath, pa.Array | str] = {}
     for path, table_type in wanted:
         spelled = found[path]
@@ -190,7 +192,7 @@ def _int96_columns(parquet: pq.ParquetFile) -> set[str]:
 class _Rebase:
     """Spark's LEGACY-calendar read rules for one file."""
 
-    def __init__(self, parquet: pq.ParquetFile, view: SparkView) -> None:
+    def __init__(self, parquet: pq.ParquetFile, view: SparkView, int96: set[str]) -> None:
         meta = parquet.metadata.metadata or {}
         version = meta.get(_VERSION_KEY)
         spark_version = version.decode("utf-8", "replace") if version else None
@@ -202,7 +204,9 @@ class _Rebase:
             self.int96 = spark_version < "3.1.0" or _LEGACY_INT96_KEY in meta
         zone = meta.get(_TIME_ZONE_KEY)
         self.zone = zone.decode("utf-8", "replace") if zone else view.time_zone
-        self.int96_columns = _int96_columns(parquet) if self.int96 else set()
+        # Always known: an INT96 column follows the INT96 rule even when only the
+        # datetime rule is LEGACY (and the other way round).
+        self.int96_columns = int96
 
     def apply(self, array: pa.Array, top: str) -> pa.Array | str:
         if not (self.datetime or self.int96) or not _has_temporal(array.type):

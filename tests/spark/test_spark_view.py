@@ -273,8 +273,11 @@ def test_int96_timestamps_are_read_as_spark_reads_them(spark, tmp_path):
     assert [Path(f).name for f in kept.files] == ["a.parquet"]
 
 
-@pytest.mark.parametrize("write_zone", ["UTC", "America/Los_Angeles"])
-def test_legacy_calendar_files_are_rebased_like_spark(spark, tmp_path, write_zone):
+@pytest.mark.parametrize(
+    ("write_zone", "int96_mode"),
+    [("UTC", "LEGACY"), ("America/Los_Angeles", "LEGACY"), ("UTC", "CORRECTED")],
+)
+def test_legacy_calendar_files_are_rebased_like_spark(spark, tmp_path, write_zone, int96_mode):
     root = tmp_path / "t"
     rows = {
         "a": "SELECT DATE'1000-03-01' AS d, TIMESTAMP'1000-03-01 00:00:00' AS ts, 1 AS id",
@@ -284,7 +287,7 @@ def test_legacy_calendar_files_are_rebased_like_spark(spark, tmp_path, write_zon
     }
     legacy = {
         "spark.sql.parquet.datetimeRebaseModeInWrite": "LEGACY",
-        "spark.sql.parquet.int96RebaseModeInWrite": "LEGACY",
+        "spark.sql.parquet.int96RebaseModeInWrite": int96_mode,
         "spark.sql.session.timeZone": write_zone,
     }
     previous = {k: spark.conf.get(k) for k in legacy}

@@ -310,3 +310,20 @@ def test_metadata_summary_files_are_not_data(tmp_path):
     result = si.prune(str(root), "_metadata.file_name = 'zzz'", time_zone="UTC")
     assert (result.total, result.kept) == (1, 1)  # a metadata field: might match
     assert _kept(root, "file_name = 'zzz'") == set()
+
+
+def test_int96_follows_its_own_rebase_rule_not_the_datetime_one(tmp_path):
+    # Spark >= 3.1 with datetimeRebaseModeInWrite=LEGACY, int96RebaseModeInWrite=CORRECTED:
+    # only legacyDateTime is set, so INT96 values are read as written.
+    root = tmp_path / "t"
+    root.mkdir()
+    old = datetime(1000, 3, 1, tzinfo=UTC)
+    table = pa.table({"ts": pa.array([old], pa.timestamp("us", tz="UTC"))})
+    footer = {"org.apache.spark.version": "3.5.0", "org.apache.spark.legacyDateTime": ""}
+    pq.write_table(
+        table.replace_schema_metadata(footer),
+        root / "f.parquet",
+        use_deprecated_int96_timestamps=True,
+    )
+    build_with(str(root), [si.MinMax("ts")], InProcessRunner())
+    assert _kept(root, "ts = TIMESTAMP '1000-03-01 00:00:00'") == {"f.parquet"}
