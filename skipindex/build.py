@@ -102,12 +102,7 @@ def build_index(
 def check_specs(path: TablePath, specs: Sequence[IndexSpec] | None) -> None:
     """Raise what a build would raise for ``specs`` (unknown column, a type the
     kind cannot take, a partition column) from footers alone, without Spark."""
-    location = locate(path)
-    listing = location.list_data_files()
-    current = load_latest(location)
-    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
-    partitions = partition_names(listing[0].path) if listing else []
-    _definitions(current, specs, schema, partitions, SparkView())
+    _define(locate(path), specs, SparkView())
 
 
 def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
@@ -136,12 +131,8 @@ def _attempt(
     build_id: str,
     attempt: int,
 ) -> BuildReport:
-    current = load_latest(location)
-    listing = location.list_data_files()
-    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
-    partitions = partition_names(listing[0].path) if listing else []
     view = runner.view()
-    definitions, next_id = _definitions(current, specs, schema, partitions, view)
+    current, listing, schema, partitions, (definitions, next_id) = _define(location, specs, view)
     plan = _plan(location, current, listing, definitions)
     attempt_id = f"{build_id}-{attempt}"
     new_segments, bytes_read = _run_job(
@@ -181,6 +172,24 @@ def _attempt(
         segments_written=len(rewritten) + len(new_segments),
         seconds=0.0,
         attempts=attempt,
+    )
+
+
+def _define(
+    location: TableLocation, specs: Sequence[IndexSpec] | None, view: SparkView
+) -> tuple[Manifest | None, list[DataFile], pa.Schema, list[str], tuple[list[IndexDef], int]]:
+    """The table as it is now (current manifest, listing, schema, partition columns)
+    and the definitions ``specs`` give on it; raises what a bad spec must raise."""
+    current = load_latest(location)
+    listing = location.list_data_files()
+    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
+    partitions = partition_names(listing[0].path) if listing else []
+    return (
+        current,
+        listing,
+        schema,
+        partitions,
+        _definitions(current, specs, schema, partitions, view),
     )
 
 
