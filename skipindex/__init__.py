@@ -31,7 +31,9 @@ from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.prune import PruneResult, prune
 from skipindex.read import read
+from skipindex.repair import RepairReport, repair
 from skipindex.store.vacuum import vacuum
+from skipindex.suggest import Suggestion, suggest_indexes
 
 __version__ = "0.1.0"
 
@@ -50,7 +52,9 @@ __all__ = [
     "NotATableError",
     "PruneResult",
     "RangeBitmap",
+    "RepairReport",
     "SkipIndexError",
+    "Suggestion",
     "UnknownColumnError",
     "UnsupportedTypeError",
     "__version__",
@@ -59,5 +63,7 @@ __all__ = [
     "drop_index",
     "prune",
     "read",
+    "repair",
+    "suggest_indexes",
     "vacuum",
 ]

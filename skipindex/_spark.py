@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
+
+from skipindex.errors import WorkerEnvironmentError
 
 
 def local_session(cores: int | str = "*", app_name: str = "skipindex") -> Any:
@@ -13,7 +18,7 @@ def local_session(cores: int | str = "*", app_name: str = "skipindex") -> Any:
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    return (
+    spark = (
         SparkSession.builder.master(f"local[{cores}]")
         .appName(app_name)
         .config("spark.ui.enabled", "false")
@@ -25,6 +30,8 @@ def local_session(cores: int | str = "*", app_name: str = "skipindex") -> Any:
         .config("spark.python.worker.reuse", "true")
         .getOrCreate()
     )
+    spark.sparkContext.setLogLevel("ERROR")  # Spark's INFO/WARN chatter is not ours to show
+    return spark
 
 
 def active_or_local_session() -> Any:
@@ -36,3 +43,72 @@ def active_or_local_session() -> Any:
 
 def _cores(cores: int | str) -> int:
     return (os.cpu_count() or 2) if cores == "*" else int(cores)
+
+
+def session_cores(spark: Any) -> int:
+    """Cores the session's tasks run on: the SparkContext's default parallelism on a
+    classic session; on Spark Connect (no SparkContext) what the master says."""
+    with suppress(Exception):  # Connect: no SparkContext on the client
+        return int(spark.sparkContext.defaultParallelism)
+    master = str(_conf(spark, "spark.master", "local[*]"))
+    inside = master[master.find("[") + 1 : master.find("]")] if "[" in master else ""
+    if inside.isdigit():
+        return int(inside)
+    return os.cpu_count() or 2
+
+
+@contextmanager
+def job_description(spark: Any, text: str) -> Iterator[None]:
+    """Name the Spark jobs run in the block (Spark UI, event logs): table and step."""
+    try:
+        context = spark.sparkContext
+    except Exception:  # Connect: tag the operations instead
+        context = None
+    if context is None:
+        tag = "skipindex"
+        with suppress(Exception):
+            spark.addTag(tag)
+        try:
+            yield
+        finally:
+            with suppress(Exception):
+                spark.removeTag(tag)
+        return
+    previous = context.getLocalProperty("spark.job.description")
+    context.setJobDescription(text)
+    try:
+        yield
+    finally:
+        context.setJobDescription(previous)
+
+
+@contextmanager
+def worker_errors(spark: Any) -> Iterator[None]:
+    """A worker Python that cannot import skipindex fails with what to set, not
+    with a worker traceback."""
+    try:
+        yield
+    except Exception as exc:
+        text = str(exc)
+        missing = _MISSING_MODULE.search(text)
+        if missing is None:
+            raise
+        worker = _conf(spark, "spark.pyspark.python", "") or os.environ.get(
+            "PYSPARK_PYTHON", "python3 (Spark's default)"
+        )
+        raise WorkerEnvironmentError(
+            f"Spark's Python workers ({worker}) cannot import {missing.group(1)!r}: they do "
+            f"not run the Python that has skipindex installed ({sys.executable}). Set "
+            f"PYSPARK_PYTHON={sys.executable} (or spark.pyspark.python) before the "
+            "SparkSession starts, or install skipindex where the workers run"
+        ) from None
+
+
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+def _conf(spark: Any, key: str, default: str) -> str:
+    try:
+        return str(spark.conf.get(key, default))
+    except Exception:
+        return default

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from skipindex._types import domain_of
 from skipindex.column_paths import column_key, field_at, resolve_path, split_name
-from skipindex.errors import ConflictError, UnknownColumnError
+from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
 from skipindex.indexer import IndexJob
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
@@ -28,10 +28,12 @@ from skipindex.partitions import partition_names
 from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
+from skipindex.store.damage import repairable
 from skipindex.store.location import DataFile, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import table_schema
 from skipindex.store.segments import copy_segments, read_segments
+from skipindex.suggest import Suggestion, suggest_for
 
 __all__ = [
     "BuildReport",
@@ -54,26 +56,34 @@ class BuildReport:
     files_indexed: int
     files_unchanged: int
     files_removed: int
+    files_replaced: int
     bytes_read: int
     index_bytes: int
     segments_written: int
     seconds: float
     attempts: int = 1
+    chosen: list[str] = field(default_factory=list)  # indexes chosen for a first build, and why
 
     def __str__(self) -> str:
-        return (
-            f"index version {self.version}: indexed {self.files_indexed} files, "
-            f"{self.files_unchanged} unchanged, {self.files_removed} removed; read "
+        chose = "".join(f"chose {c}\n" for c in self.chosen)
+        return chose + (
+            f"index version {self.version}: indexed {self.files_indexed} files "
+            f"({self.files_replaced} of them re-indexed, replacing their entries), "
+            f"{self.files_unchanged} unchanged, {self.files_removed} gone from the table; read "
             f"{self.bytes_read / 1e6:.1f} MB of columns, index is {self.index_bytes / 1e6:.2f} MB; "
             f"{self.seconds:.1f} s"
         )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
 class _Plan:
     to_index: list[DataFile]
     unchanged: int
-    removed: int
+    removed: int  # indexed files no longer listed
+    replaced: int  # indexed files indexed again (changed, or new definitions)
     keep_segments: list[SegmentRef]
     rewrite: dict[str, set[str]]  # segment path -> relative paths still live in it
 
@@ -102,7 +112,9 @@ def build_index(
 def check_specs(path: TablePath, specs: Sequence[IndexSpec] | None) -> None:
     """Raise what a build would raise for ``specs`` (unknown column, a type the
     kind cannot take, a partition column) from footers alone, without Spark."""
-    _define(locate(path), specs, SparkView())
+    location = locate(path)
+    with repairable(location.user_root):
+        _define(location, specs, SparkView())
 
 
 def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
@@ -111,17 +123,35 @@ def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runne
     location = locate(path)
     location.list_data_files()  # a missing path must fail before anything is written
     build_id = vacuum.new_build_id()
-    with vacuum.in_flight(location, build_id):
-        for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
-            try:
-                report = _attempt(location, specs, runner, build_id, attempt)
-            except ConflictError:
-                if attempt == MAX_COMMIT_ATTEMPTS:
-                    raise
-                continue
-            vacuum.collect(location)
-            return replace(report, seconds=time.perf_counter() - started)
+    with repairable(location.user_root):
+        chosen = _choose(location, specs)
+        if chosen:
+            specs = [c.spec for c in chosen]
+        with vacuum.in_flight(location, build_id):
+            for attempt in range(1, MAX_COMMIT_ATTEMPTS + 1):
+                try:
+                    report = _attempt(location, specs, runner, build_id, attempt)
+                except ConflictError:
+                    if attempt == MAX_COMMIT_ATTEMPTS:
+                        raise
+                    continue
+                vacuum.collect(location)
+                seconds = time.perf_counter() - started
+                return replace(report, seconds=seconds, chosen=[str(c) for c in chosen])
     raise AssertionError("unreachable")
+
+
+def _choose(location: TableLocation, specs: Sequence[IndexSpec] | None) -> list[Suggestion]:
+    """A first build without definitions indexes what :mod:`skipindex.suggest` picks."""
+    if specs is not None or load_latest(location) is not None:
+        return []
+    chosen = suggest_for(location, location.list_data_files())
+    if not chosen:
+        raise InvalidSpecError(
+            f"{location.user_root} has no index yet and no column skipindex can index was "
+            "found; name the indexes to build (e.g. --index minmax:COLUMN)"
+        )
+    return chosen
 
 
 def _attempt(
@@ -154,6 +184,7 @@ def _attempt(
             "files_indexed": len(plan.to_index),
             "files_unchanged": plan.unchanged,
             "files_removed": plan.removed,
+            "files_replaced": plan.replaced,
             "bytes_read": bytes_read,
         },
     )
@@ -167,6 +198,7 @@ def _attempt(
         files_indexed=len(plan.to_index),
         files_unchanged=plan.unchanged,
         files_removed=plan.removed,
+        files_replaced=plan.replaced,
         bytes_read=bytes_read,
         index_bytes=sum(s.bytes for s in committed.segments),
         segments_written=len(rewritten) + len(new_segments),
@@ -259,11 +291,14 @@ def _plan(
     listing: list[DataFile],
     definitions: list[IndexDef],
 ) -> _Plan:
-    if current is None or [d.field for d in current.indexes] != [d.field for d in definitions]:
-        # New or changed definitions: every file needs every payload again.
-        removed = sum(s.files for s in current.segments) if current else 0
-        return _Plan(listing, 0, removed, [], {})
+    if current is None:
+        return _Plan(listing, 0, 0, 0, [], {})
     indexed = read_segments(location, current, base=("path", "size", "mtime_ms"))
+    if [d.field for d in current.indexes] != [d.field for d in definitions]:
+        # New or changed definitions: every file needs every payload again.
+        listed = {f.path for f in listing}
+        was = set(indexed.column("path").to_pylist())
+        return _Plan(listing, 0, len(was - listed), len(was & listed), [], {})
     keys = list(
         zip(
             indexed.column("path").to_pylist(),
@@ -286,7 +321,10 @@ def _plan(
             keep.append(ref)
         else:
             rewrite[ref.path] = {r[0] for r in rows if r not in dead}
-    return _Plan(to_index, len(listing) - len(to_index), len(dead), keep, rewrite)
+    replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
+    return _Plan(
+        to_index, len(listing) - len(to_index), len(dead) - replaced, replaced, keep, rewrite
+    )
 
 
 def _run_job(

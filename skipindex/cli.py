@@ -1,11 +1,13 @@
-"""``skipindex build|prune|describe|drop|vacuum|demo``: the library's verbs on the command line."""
+"""``skipindex build|prune|describe|drop|vacuum|repair|demo``: the library on the command line."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,20 +36,28 @@ def parse_index_option(text: str) -> IndexSpec:
         params[name] = json.loads(value) if value[:1].isdigit() or value[:1] in "-." else value
     try:
         return KINDS[kind].spec(column, **params)
-    except TypeError as exc:
+    except (TypeError, InvalidSpecError) as exc:
         raise InvalidSpecError(f"bad parameters in --index {text!r}: {exc}") from exc
 
 
 def _build(args: argparse.Namespace) -> int:
-    from skipindex._spark import local_session
     from skipindex.build import build_index, check_specs
 
     specs = [parse_index_option(i) for i in args.index] or None
     check_specs(args.path, specs)  # before Spark starts
-    spark = local_session(args.cores)
-    spark.sparkContext.setLogLevel("ERROR")
-    print(build_index(args.path, specs, spark=spark))
+    report = build_index(args.path, specs, spark=_spark(args.cores))
+    _emit(args, report.to_dict(), str(report))
     return 0
+
+
+def _spark(cores: str) -> Any:
+    from skipindex._spark import local_session
+
+    return local_session(cores)
+
+
+def _emit(args: argparse.Namespace, document: Any, text: str) -> None:
+    print(json.dumps(document, indent=2) if args.json else text)
 
 
 def _prune(args: argparse.Namespace) -> int:
@@ -55,7 +65,7 @@ def _prune(args: argparse.Namespace) -> int:
 
     result = prune(args.path, args.where, on_damaged="keep" if args.keep_on_damage else "raise")
     if args.json:
-        print(json.dumps({"files": result.files, "total": result.total, "kept": result.kept}))
+        print(json.dumps(result.to_dict(), indent=2))
     elif args.explain:
         print(result.explain())
     else:
@@ -68,7 +78,7 @@ def _describe(args: argparse.Namespace) -> int:
     from skipindex.describe import describe
 
     description = describe(args.path)
-    print(json.dumps(description.to_dict(), indent=2) if args.json else description)
+    _emit(args, description.to_dict(), str(description))
     return 0
 
 
@@ -80,10 +90,11 @@ def _drop(args: argparse.Namespace) -> int:
     dropped = drop_index(
         args.path, columns=args.column or None, kinds=args.kind or None, all=args.all
     )
-    for d in dropped:
-        print(f"dropped {d.kind} on {d.column}")
-    if not dropped:
-        print("nothing to drop")
+    lines = [f"dropped {d.kind} on {d.column}" for d in dropped] or ["nothing to drop"]
+    document = {
+        "dropped": [{"column": d.column, "kind": d.kind, "params": d.params} for d in dropped]
+    }
+    _emit(args, document, "\n".join(lines))
     return 0
 
 
@@ -91,7 +102,16 @@ def _vacuum(args: argparse.Namespace) -> int:
     from skipindex.store.vacuum import vacuum
 
     removed = vacuum(args.path)
-    print("\n".join(removed) if removed else "nothing to remove")
+    _emit(args, {"removed": removed}, "\n".join(removed) if removed else "nothing to remove")
+    return 0
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from skipindex.repair import repair
+
+    # Spark starts only if files lost their entries and must be re-indexed.
+    report = repair(args.path, rebuild=not args.no_rebuild)
+    _emit(args, report.to_dict(), str(report))
     return 0
 
 
@@ -102,75 +122,116 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+_PATH_HELP = "table root folder or URI (s3://, s3a://, gs://, abfs://, hdfs://, file://)"
+_JSON_HELP = "print the result as one JSON document (errors too, on stderr)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="skipindex", description="Secondary indexes for data skipping on Parquet tables."
+        prog="skipindex",
+        description="Secondary indexes for data skipping on Parquet tables.",
+        epilog="Index kinds and their parameters:\n" + _kinds_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"skipindex {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True)
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
 
-    build = verbs.add_parser("build", help="build or refresh a table's index (runs Spark)")
-    build.add_argument("path", help="table root folder or URI")
+    def verb(name: str, help_text: str, run: Any, **kwargs: Any) -> argparse.ArgumentParser:
+        sub = verbs.add_parser(name, help=help_text, description=help_text, **kwargs)
+        sub.add_argument("path", help=_PATH_HELP)
+        sub.add_argument("--json", action="store_true", help=_JSON_HELP)
+        sub.set_defaults(run=run)
+        return sub
+
+    build = verb(
+        "build",
+        "build or refresh a table's index (runs Spark)",
+        _build,
+        epilog="Index kinds and their parameters:\n" + _kinds_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     build.add_argument(
         "--index",
         action="append",
         default=[],
         metavar="KIND:COLUMN[:k=v,...]",
-        help=f"an index to add; KIND is one of {', '.join(KINDS)} (repeatable). "
-        "Without --index, refresh the existing definitions.",
+        help=f"an index to add, e.g. bloom:l_partkey:fpp=0.01; KIND is one of {', '.join(KINDS)} "
+        "(repeatable). Without --index: refresh the existing definitions, or on a table with "
+        "no index yet, choose indexes from the schema and the data and say why",
     )
     build.add_argument("--cores", default="*", help="local Spark cores (default: all)")
-    build.set_defaults(run=_build)
 
-    prune = verbs.add_parser("prune", help="list the files that may hold matching rows")
-    prune.add_argument("path")
-    prune.add_argument("where", help="a Spark SQL boolean expression")
-    prune.add_argument("--explain", action="store_true", help="say what each index skipped")
-    prune.add_argument("--json", action="store_true", help="print files and counts as JSON")
+    prune = verb("prune", "list the files that may hold rows matching WHERE", _prune)
+    prune.add_argument("where", help='a Spark SQL boolean expression, e.g. "l_partkey = 4242"')
+    prune.add_argument("--explain", action="store_true", help="say what each index ruled out")
     prune.add_argument(
         "--keep-on-damage",
         action="store_true",
         help="on a damaged index, warn and keep every file instead of failing",
     )
-    prune.set_defaults(run=_prune)
 
-    describe = verbs.add_parser("describe", help="definitions, coverage and size of the index")
-    describe.add_argument("path")
-    describe.add_argument("--json", action="store_true")
-    describe.set_defaults(run=_describe)
+    verb("describe", "definitions, coverage and size of the index", _describe)
 
-    drop = verbs.add_parser("drop", help="drop index definitions (never touches data)")
-    drop.add_argument("path")
-    drop.add_argument("--column", action="append", default=[])
-    drop.add_argument("--kind", action="append", default=[])
+    drop = verb("drop", "drop index definitions (never touches data)", _drop)
+    drop.add_argument("--column", action="append", default=[], help="drop indexes on this column")
+    drop.add_argument("--kind", action="append", default=[], help="drop indexes of this kind")
     drop.add_argument("--all", action="store_true", help="drop the whole index")
-    drop.set_defaults(run=_drop)
 
-    vacuum = verbs.add_parser(
-        "vacuum", help="remove superseded index files and what crashed builds left behind"
+    verb("vacuum", "remove superseded index files and what crashed builds left behind", _vacuum)
+
+    repair = verb(
+        "repair",
+        "make a damaged index readable again (last good version), then re-index what was lost",
+        _repair,
     )
-    vacuum.add_argument("path")
-    vacuum.set_defaults(run=_vacuum)
+    repair.add_argument(
+        "--no-rebuild",
+        action="store_true",
+        help="only fall back and drop damaged parts; do not start Spark to re-index",
+    )
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")
     demo.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor")
     demo.add_argument("--files", type=int, default=24, help="number of data files")
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(run=_demo, json=False)
     return parser
+
+
+def _kinds_help() -> str:
+    lines = []
+    for name, kind in KINDS.items():
+        spec = kind.spec
+        params = [f for f in dataclasses.fields(spec) if f.name != "column"]
+        shown = ", ".join(f"{f.name}={f.default!r}" for f in params) or "no parameters"
+        doc = (spec.__doc__ or "").strip().splitlines()[0]
+        lines.append(f"  {name:<17} {shown}: {doc}")
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return int(args.run(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return int(args.run(args))
     except SkipIndexError as exc:
-        print(f"skipindex: error: {exc}", file=sys.stderr)
+        if args.json:
+            error = {"error": {"type": type(exc).__name__, "message": str(exc)}}
+            print(json.dumps(error), file=sys.stderr)
+        else:
+            print(f"skipindex: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `skipindex describe t | head`: the reader left, nothing is wrong
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush stays quiet
         return 0
+
+
+def _show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
+    """Warnings as messages, not as the Python source line that raised them."""
+    text = str(message).removeprefix("skipindex: ")
+    print(f"skipindex: warning: {text}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -96,7 +96,6 @@ def run_demo(directory: str, scale: float = 0.1, files: int = 24) -> None:
     table = generate_lineitem(Path(directory), scale, files)
     print("2. starting a local Spark session")
     spark = local_session(2)
-    spark.sparkContext.setLogLevel("ERROR")
     print("3. building indexes:", ", ".join(f"{s.kind}({s.column})" for s in demo_specs()))
     report = si.build_index(str(table), demo_specs(), spark=spark)
     print(f"   {report}")

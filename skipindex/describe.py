@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from skipindex.store.location import TablePath, locate
+from skipindex.store.damage import repairable
+from skipindex.store.location import TableLocation, TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -57,7 +58,13 @@ class Description:
 
 
 def describe(path: TablePath) -> Description:
+    """Definitions, coverage (indexed, stale, new, gone, unreadable files) and size."""
     location = locate(path)
+    with repairable(location.user_root):
+        return _describe(location)
+
+
+def _describe(location: TableLocation) -> Description:
     listing = location.list_data_files()
     manifest = load_latest(location)
     if manifest is None:

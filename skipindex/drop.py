@@ -5,10 +5,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
+from skipindex.errors import (
+    ConflictError,
+    IndexCorruptError,
+    IndexFormatVersionError,
+    InvalidSpecError,
+    UnknownColumnError,
+)
 from skipindex.indexes import KINDS
 from skipindex.store import vacuum
-from skipindex.store.location import TablePath, locate
+from skipindex.store.damage import repairable
+from skipindex.store.location import TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, commit, load_latest
 from skipindex.store.segments import copy_segments
 
@@ -39,7 +46,21 @@ def drop_index(
         if kind not in KINDS:
             raise InvalidSpecError(f"unknown index kind '{kind}'; kinds are: {', '.join(KINDS)}")
     location = locate(path)
+    with repairable(location.user_root):
+        return _drop(location, columns, kinds, all=all)
+
+
+def _drop(
+    location: TableLocation,
+    columns: Sequence[str] | None,
+    kinds: Sequence[str] | None,
+    *,
+    all: bool,
+) -> list[IndexDef]:
     for _ in range(_ATTEMPTS):
+        if all and _unreadable(location):
+            _delete_index(location)  # dropping everything needs no definitions
+            return []
         current = load_latest(location)
         if current is None:
             return []
@@ -56,13 +77,7 @@ def drop_index(
         ]
         remaining = tuple(d for d in current.indexes if d not in dropped)
         if not remaining:
-            running = vacuum.running_builds(location)
-            if running:  # deleting the folder under it would lose the build's commit
-                raise ConflictError(
-                    f"cannot drop the whole index of {location.user_root}: a build is running "
-                    f"on it ({', '.join(sorted(running))}); drop it once the build has finished"
-                )
-            location.fs.delete_dir(location.index_dir)
+            _delete_index(location)
             return dropped
         if not dropped:
             return []
@@ -90,3 +105,23 @@ def drop_index(
     raise ConflictError(
         f"could not drop indexes of {location.user_root}: too many concurrent builds"
     )
+
+
+def _unreadable(location: TableLocation) -> bool:
+    try:
+        load_latest(location)
+    except IndexFormatVersionError:
+        return False
+    except IndexCorruptError:
+        return True
+    return False
+
+
+def _delete_index(location: TableLocation) -> None:
+    running = vacuum.running_builds(location)
+    if running:  # deleting the folder under it would lose the build's commit
+        raise ConflictError(
+            f"cannot drop the whole index of {location.user_root}: a build is running "
+            f"on it ({', '.join(sorted(running))}); drop it once the build has finished"
+        )
+    location.fs.delete_dir(location.index_dir)

@@ -16,6 +16,7 @@ __all__ = [
     "SkipIndexError",
     "UnknownColumnError",
     "UnsupportedTypeError",
+    "WorkerEnvironmentError",
 ]
 
 
@@ -56,3 +57,7 @@ class IndexFormatVersionError(IndexCorruptError):
 
 class ConflictError(SkipIndexError, RuntimeError):
     """Another build committed first and retrying did not resolve the race."""
+
+
+class WorkerEnvironmentError(SkipIndexError, RuntimeError):
+    """Spark's Python workers cannot run skipindex (e.g. PYSPARK_PYTHON unset)."""

@@ -74,6 +74,11 @@ class IndexColumn:
 
     kind: IndexKind
     files: FileBatch
+    label: str = ""  # what explain() credits; the kind's name unless set
+
+    @property
+    def name(self) -> str:
+        return self.label or self.kind.kind
 
 
 def evaluate(
@@ -126,14 +131,14 @@ class _Run:
             return self.masks[node]
         mask = np.ones(count, dtype=bool)
         answering = [i for i in self.indexes.get(node.column.name, ()) if i.kind.answers(node)]
-        report = self._report(node, kinds=[i.kind.kind for i in answering])
+        report = self._report(node, kinds=[i.name for i in answering])
         if not answering:
             report.note = f"no index on {node.column} can answer this: might match"
         for index in answering:
             if not isinstance(index.kind, FileLevelKind):
                 continue
             verdict = index.kind.might_match(node, index.files)
-            report.ruled_out[index.kind.kind] += int(np.count_nonzero(mask & ~verdict))
+            report.ruled_out[index.name] += int(np.count_nonzero(mask & ~verdict))
             mask &= verdict
         self.masks[node] = mask
         return mask

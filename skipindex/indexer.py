@@ -10,9 +10,10 @@ Parquet at all, get a null payload, which prune answers with "might match".
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -48,6 +49,14 @@ class SegmentWritten:
     segment: SegmentRef
     bytes_read: int
     seconds: float
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> SegmentWritten:
+        doc = json.loads(text)
+        return cls(SegmentRef(**doc["segment"]), int(doc["bytes_read"]), float(doc["seconds"]))
 
 
 def index_bins(

@@ -224,4 +224,5 @@ def partition_index(
     assert column.type is not None
     kind = MinMaxKind(column_key((column.name,)), column.type, {})
     typed = column.values.take(pa.array(positions, pa.int64(), mask=positions < 0))
-    return IndexColumn(kind, FileBatch(num_rows, kind.constant_payloads(typed, num_rows)))
+    payloads = kind.constant_payloads(typed, num_rows)
+    return IndexColumn(kind, FileBatch(num_rows, payloads), label="partition pruning")

@@ -13,7 +13,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Literal, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
@@ -29,6 +29,7 @@ from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
+from skipindex.store.damage import repairable
 from skipindex.store.location import DataFile, TableLocation, TablePath, locate
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
@@ -79,6 +80,33 @@ class PruneResult:
     @property
     def skipped(self) -> int:
         return self.total - self.kept
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: files, counts, what each condition's indexes ruled out, warnings."""
+        return {
+            "files": self.files,
+            "total": self.total,
+            "kept": self.kept,
+            "skipped": self.skipped,
+            "covered": self.covered,
+            "version": self.version,
+            "predicate": self.predicate,
+            "as_evaluated": self.bound,
+            "time_zone": self.time_zone,
+            "conditions": [
+                {
+                    "condition": leaf.condition,
+                    "indexes": leaf.kinds,
+                    "ruled_out": dict(leaf.ruled_out),
+                    "note": leaf.note,
+                }
+                for leaf in self.leaves
+            ],
+            "row_level": {"files": self.row_level_files, "ruled_out": self.row_level_skipped},
+            "warnings": self.warnings,
+            "seconds": self.seconds,
+            "explanation": self.explain(),
+        }
 
     def explain(self) -> str:
         """A human-readable account of what each index ruled out."""
@@ -140,7 +168,8 @@ def prune(
         return _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
         if on_damaged == "raise":
-            raise
+            with repairable(location.user_root):
+                raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         return _keep_all(location, listing, where, started, f"{exc}; kept every file")
 
@@ -237,8 +266,8 @@ def _prune(
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(
-            f"index data ({names}) of {location.user_root} is damaged: {exc}; "
-            "rebuild it with drop_index + build_index"
+            f"index data ({names}) of {location.user_root} is damaged: {exc}; rebuild it with "
+            f"`skipindex drop {location.user_root} --all` and `skipindex build`"
         ) from exc
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.

@@ -9,14 +9,19 @@ returns a :class:`~skipindex.indexer.SegmentWritten`.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, Protocol
 
+import pyarrow as pa
+
+from skipindex._spark import job_description, session_cores, worker_errors
 from skipindex.indexer import IndexJob, SegmentWritten, index_bins
 from skipindex.spark_view import SparkView
 from skipindex.store.location import DataFile, TableLocation
 
 __all__ = ["InProcessRunner", "Runner", "SparkRunner", "pack_bins"]
+
+_RESULT = pa.schema([("written", pa.string())])
 
 
 class Runner(Protocol):
@@ -32,21 +37,26 @@ class Runner(Protocol):
 
 
 class SparkRunner:
-    """One Spark task per bin (mapPartitions over a parallelized bin list)."""
+    """One Spark task per bin: ``spark.range(n, numPartitions=n).mapInArrow``, so the
+    same job runs on a classic session and on Spark Connect (no SparkContext)."""
 
     def __init__(self, spark: Any, bins_per_core: int = 3) -> None:
         self.spark = spark
-        self.parallelism = max(1, spark.sparkContext.defaultParallelism * bins_per_core)
+        self.parallelism = max(1, session_cores(spark) * bins_per_core)
 
     def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[SegmentWritten]:
-        context = self.spark.sparkContext
         files = sum(len(b) for b in bins)
-        context.setJobDescription(f"skipindex: index {files} files of {job.user_root}")
-        return list(
-            context.parallelize(list(enumerate(bins)), len(bins))
-            .mapPartitions(lambda part: index_bins(job, part))
-            .collect()
-        )
+
+        def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            ids = [i for batch in batches for i in batch.column(0).to_pylist()]
+            for written in index_bins(job, ((i, bins[i]) for i in ids)):
+                yield pa.RecordBatch.from_pylist([{"written": written.to_json()}], _RESULT)
+
+        frame = self.spark.range(0, len(bins), 1, numPartitions=len(bins))
+        description = f"skipindex: index {files} files of {job.user_root}"
+        with job_description(self.spark, description), worker_errors(self.spark):
+            rows = frame.mapInArrow(task, "written string").collect()
+        return [SegmentWritten.from_json(row.written) for row in rows]
 
     def view(self) -> SparkView:
         return SparkView.of_session(self.spark)

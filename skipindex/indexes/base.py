@@ -44,6 +44,19 @@ class IndexSpec:
     column: str
     kind: ClassVar[str] = ""
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> IndexSpec:
+        # Checked here, before the dataclass __init__, so a misspelt parameter gets
+        # the list of valid ones instead of "unexpected keyword argument".
+        names = [f.name for f in fields(cls)]
+        unknown = [k for k in kwargs if k not in names]
+        if unknown or len(args) > len(names):
+            what = f"unknown parameter {unknown[0]!r}" if unknown else "too many arguments"
+            raise InvalidSpecError(
+                f"{cls.__name__}(...): {what}; it takes {', '.join(names)} "
+                f"(e.g. {cls.__name__}('l_partkey'))"
+            )
+        return super().__new__(cls)
+
     def __post_init__(self) -> None:
         if not isinstance(self.column, str) or not self.column:
             raise InvalidSpecError(

@@ -20,10 +20,19 @@ from contextlib import contextmanager, suppress
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
+from skipindex.store.damage import repairable
 from skipindex.store.location import TableLocation, TablePath, locate
 from skipindex.store.manifest import load_version, manifest_path, manifest_versions
 
-__all__ = ["collect", "delete_segments", "in_flight", "new_build_id", "running_builds", "vacuum"]
+__all__ = [
+    "collect",
+    "delete_paths",
+    "delete_segments",
+    "in_flight",
+    "new_build_id",
+    "running_builds",
+    "vacuum",
+]
 
 KEEP_VERSIONS = 2  # the newest, and the one a concurrent reader may still be reading
 STALE_AFTER_MS = 6 * 3600 * 1000
@@ -50,6 +59,20 @@ def in_flight(location: TableLocation, build_id: str) -> Iterator[None]:
         yield
     finally:
         _delete(location, [marker])
+        _remove_if_empty(location, [_marker_dir(location), location.index_dir])
+
+
+def _remove_if_empty(location: TableLocation, folders: list[str]) -> None:
+    """Leave no empty ``_inflight/`` (nor an empty ``_skipindex/`` after a failed first
+    build). Only local folders exist on their own; ``rmdir`` refuses a non-empty one,
+    so a concurrent build's marker is never touched."""
+    if not isinstance(location.fs, pafs.LocalFileSystem):
+        return
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except OSError:
+            return
 
 
 def collect(location: TableLocation) -> list[str]:
@@ -92,12 +115,20 @@ def vacuum(path: TablePath) -> list[str]:
     """
     location = locate(path)
     location.list_data_files()  # a path that is not a table is an error, not a no-op
+    with repairable(location.user_root):
+        for version in manifest_versions(location)[-KEEP_VERSIONS:]:
+            load_version(location, version)  # damage is an error, not "nothing to remove"
     prefix = location.root + "/"
     return [p.removeprefix(prefix) for p in collect(location)]
 
 
 def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:
     _delete(location, [f"{location.index_dir}/{r}" for r in relative])
+
+
+def delete_paths(location: TableLocation, paths: Iterable[str]) -> None:
+    """Delete these files (paths inside ``location.fs``); missing ones are fine."""
+    _delete(location, paths)
 
 
 def running_builds(location: TableLocation) -> set[str]:

@@ -100,7 +100,9 @@ def test_incremental_build_reads_only_new_and_changed_files(spark, tmp_path):
     (root / "part-005.parquet").unlink()
 
     report = si.build_index(str(root), spark=spark)
-    assert (report.files_indexed, report.files_unchanged, report.files_removed) == (2, 4, 2)
+    counts = (report.files_indexed, report.files_unchanged, report.files_removed)
+    assert counts == (2, 4, 1)
+    assert report.files_replaced == 1  # part-001 changed: its entry is replaced, not removed
     assert changed.stat().st_size == size_before
     assert _names(si.prune(str(root), "id = 1999")) == set()  # the stale range said 1000..1999
     assert _names(si.prune(str(root), "id = 1500")) == {"part-001.parquet"}
