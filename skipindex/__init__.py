@@ -23,6 +23,7 @@ from skipindex.errors import (
     SkipIndexError,
     UnknownColumnError,
     UnsupportedTypeError,
+    WorkerEnvironmentError,
 )
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
 from skipindex.indexes.bloom import Bloom
@@ -57,6 +58,7 @@ __all__ = [
     "Suggestion",
     "UnknownColumnError",
     "UnsupportedTypeError",
+    "WorkerEnvironmentError",
     "__version__",
     "build_index",
     "describe",

@@ -65,13 +65,13 @@ class BuildReport:
     chosen: list[str] = field(default_factory=list)  # indexes chosen for a first build, and why
 
     def __str__(self) -> str:
-        chose = "".join(f"chose {c}\n" for c in self.chosen)
-        return chose + (
-            f"index version {self.version}: indexed {self.files_indexed} files "
-            f"({self.files_replaced} of them re-indexed, replacing their entries), "
-            f"{self.files_unchanged} unchanged, {self.files_removed} gone from the table; read "
-            f"{self.bytes_read / 1e6:.1f} MB of columns, index is {self.index_bytes / 1e6:.2f} MB; "
-            f"{self.seconds:.1f} s"
+        replaced = f" ({self.files_replaced} re-indexed, replacing their entries)"
+        gone = f", {self.files_removed} gone from the table" if self.files_removed else ""
+        return "".join(f"chose {c}\n" for c in self.chosen) + (
+            f"index version {self.version}: indexed {self.files_indexed} files"
+            f"{replaced if self.files_replaced else ''}, {self.files_unchanged} unchanged{gone}; "
+            f"read {self.bytes_read / 1e6:.1f} MB of columns, "
+            f"index is {self.index_bytes / 1e6:.2f} MB; {self.seconds:.1f} s"
         )
 
     def to_dict(self) -> dict[str, Any]:
