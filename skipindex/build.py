@@ -10,6 +10,7 @@ ever modified.
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -29,7 +30,13 @@ from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
-from skipindex.store.location import DataFile, TableLocation, TablePath, locate
+from skipindex.store.location import (
+    DataFile,
+    StorageOptions,
+    TableLocation,
+    TablePath,
+    locate,
+)
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import table_schema
 from skipindex.store.segments import copy_segments, read_segments
@@ -94,6 +101,7 @@ def build_index(
     *,
     spark: Any = None,
     bins_per_core: int = 3,
+    storage_options: StorageOptions | None = None,
 ) -> BuildReport:
     """Index the table at ``path`` with ``specs`` (added to those already defined).
 
@@ -101,26 +109,40 @@ def build_index(
     changed files are read. ``spark`` defaults to the active session, else a
     local one.
     """
-    check_specs(path, specs)  # seconds, not the minute a Spark start costs, to say "no"
+    check_specs(
+        path, specs, storage_options=storage_options
+    )  # seconds, not the minute a Spark start costs, to say "no"
     if spark is None:
         from skipindex._spark import active_or_local_session
 
         spark = active_or_local_session()
-    return build_with(path, specs, SparkRunner(spark, bins_per_core))
+    runner = SparkRunner(spark, bins_per_core)
+    return build_with(path, specs, runner, storage_options=storage_options)
 
 
-def check_specs(path: TablePath, specs: Sequence[IndexSpec] | None) -> None:
+def check_specs(
+    path: TablePath,
+    specs: Sequence[IndexSpec] | None,
+    *,
+    storage_options: StorageOptions | None = None,
+) -> None:
     """Raise what a build would raise for ``specs`` (unknown column, a type the
     kind cannot take, a partition column) from footers alone, without Spark."""
-    location = locate(path)
+    location = locate(path, storage_options)
     with repairable(location.user_root):
         _define(location, specs, SparkView())
 
 
-def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runner) -> BuildReport:
+def build_with(
+    path: TablePath,
+    specs: Sequence[IndexSpec] | None,
+    runner: Runner,
+    *,
+    storage_options: StorageOptions | None = None,
+) -> BuildReport:
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
-    location = locate(path)
+    location = locate(path, storage_options)
     location.list_data_files()  # a missing path must fail before anything is written
     build_id = vacuum.new_build_id()
     with repairable(location.user_root):
@@ -134,6 +156,8 @@ def build_with(path: TablePath, specs: Sequence[IndexSpec] | None, runner: Runne
                 except ConflictError:
                     if attempt == MAX_COMMIT_ATTEMPTS:
                         raise
+                    # Writers that collided must not collide again in lockstep.
+                    time.sleep(random.uniform(0, 0.1 * attempt))  # noqa: S311
                     continue
                 vacuum.collect(location)
                 seconds = time.perf_counter() - started
@@ -341,6 +365,7 @@ def _run_job(
     job = IndexJob(
         uri=location.uri,
         user_root=location.user_root,
+        storage_options=location.options,
         schema=schema,
         definitions=tuple(definitions),
         build_id=attempt_id,

@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from skipindex.store.damage import repairable
-from skipindex.store.location import TableLocation, TablePath, locate
+from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -57,9 +57,9 @@ class Description:
         return "\n".join(lines)
 
 
-def describe(path: TablePath) -> Description:
+def describe(path: TablePath, *, storage_options: StorageOptions | None = None) -> Description:
     """Definitions, coverage (indexed, stale, new, gone, unreadable files) and size."""
-    location = locate(path)
+    location = locate(path, storage_options)
     with repairable(location.user_root):
         return _describe(location)
 

@@ -15,7 +15,7 @@ from skipindex.errors import (
 from skipindex.indexes import KINDS
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
-from skipindex.store.location import TableLocation, TablePath, locate
+from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, commit, load_latest
 from skipindex.store.segments import copy_segments
 
@@ -30,6 +30,7 @@ def drop_index(
     kinds: Sequence[str] | None = None,
     *,
     all: bool = False,
+    storage_options: StorageOptions | None = None,
 ) -> list[IndexDef]:
     """Drop the definitions on ``columns`` of ``kinds`` (None: any); returns them.
 
@@ -45,7 +46,7 @@ def drop_index(
     for kind in kinds or ():
         if kind not in KINDS:
             raise InvalidSpecError(f"unknown index kind '{kind}'; kinds are: {', '.join(KINDS)}")
-    location = locate(path)
+    location = locate(path, storage_options)
     with repairable(location.user_root):
         return _drop(location, columns, kinds, all=all)
 

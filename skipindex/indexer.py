@@ -40,6 +40,7 @@ class IndexJob:
     definitions: tuple[IndexDef, ...]
     build_id: str
     view: SparkView = field(default_factory=SparkView)
+    storage_options: tuple[tuple[str, str], ...] = ()  # as resolved on the driver
 
 
 @dataclass(frozen=True)
@@ -63,7 +64,7 @@ def index_bins(
     job: IndexJob, bins: Iterator[tuple[int, list[DataFile]]]
 ) -> Iterator[SegmentWritten]:
     """mapPartitions body: one segment per bin, yielding its description."""
-    location = locate(job.uri)
+    location = locate(job.uri, dict(job.storage_options))
     kinds = [kind_for(d, job.schema) for d in job.definitions]
     for bin_id, files in bins:
         started = time.perf_counter()

@@ -30,7 +30,13 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
 from skipindex.store.damage import repairable
-from skipindex.store.location import DataFile, TableLocation, TablePath, locate
+from skipindex.store.location import (
+    DataFile,
+    StorageOptions,
+    TableLocation,
+    TablePath,
+    locate,
+)
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -140,6 +146,7 @@ def prune(
     time_zone: str | None = None,
     case_sensitive: bool | None = None,
     on_damaged: OnDamaged = "raise",
+    storage_options: StorageOptions | None = None,
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -152,6 +159,7 @@ def prune(
     the building session's ``spark.sql.caseSensitive``).
     ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
     file instead of raising :class:`~skipindex.errors.IndexCorruptError`.
+    ``storage_options`` configure an object store (endpoint, credentials, region).
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
@@ -162,7 +170,7 @@ def prune(
     except ValueError as exc:
         raise InvalidPredicateError(f"time_zone: {exc}") from None
     session = _Session(zone, zone_text, case_sensitive)
-    location = locate(path)
+    location = locate(path, storage_options)
     listing = location.list_data_files()
     try:
         return _prune_latest(location, listing, where, session, started)

@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from skipindex.prune import OnDamaged, PruneResult, Where, prune
 from skipindex.spark_view import SparkView
-from skipindex.store.location import TablePath, locate
+from skipindex.store.location import StorageOptions, TablePath, locate
 
 __all__ = ["read"]
 
@@ -18,7 +18,14 @@ _DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 
 
-def read(spark: Any, path: TablePath, where: Where, *, on_damaged: OnDamaged = "raise") -> Any:
+def read(
+    spark: Any,
+    path: TablePath,
+    where: Where,
+    *,
+    on_damaged: OnDamaged = "raise",
+    storage_options: StorageOptions | None = None,
+) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
     Only the files :func:`~skipindex.prune` keeps are opened, pruned with this
@@ -37,8 +44,9 @@ def read(spark: Any, path: TablePath, where: Where, *, on_damaged: OnDamaged = "
         time_zone=view.time_zone,
         case_sensitive=view.case_sensitive,
         on_damaged=on_damaged,
+        storage_options=storage_options,
     )
-    root = locate(path).user_root
+    root = locate(path, storage_options).user_root
     schema = _schema(result)
     condition = where if isinstance(where, Column) else F.expr(where)
     if not result.files:

@@ -25,7 +25,7 @@ from typing import Any
 
 from skipindex.errors import IndexCorruptError, IndexFormatVersionError
 from skipindex.store import vacuum
-from skipindex.store.location import TableLocation, TablePath, locate
+from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import (
     Manifest,
     commit,
@@ -81,10 +81,16 @@ class RepairReport:
         }
 
 
-def repair(path: TablePath, *, rebuild: bool = True, spark: Any = None) -> RepairReport:
+def repair(
+    path: TablePath,
+    *,
+    rebuild: bool = True,
+    spark: Any = None,
+    storage_options: StorageOptions | None = None,
+) -> RepairReport:
     """Make the index of ``path`` readable again; ``rebuild`` re-indexes the files
     whose entries were lost (with Spark: ``spark`` or the active/local session)."""
-    location = locate(path)
+    location = locate(path, storage_options)
     location.list_data_files()
     damaged: list[str] = []
     base = _newest_readable(location, damaged)
@@ -121,7 +127,8 @@ def repair(path: TablePath, *, rebuild: bool = True, spark: Any = None) -> Repai
     if rebuild and lost:
         from skipindex.build import build_index
 
-        report = replace(report, rebuilt=build_index(path, spark=spark))
+        rebuilt = build_index(path, spark=spark, storage_options=storage_options)
+        report = replace(report, rebuilt=rebuilt)
     return report
 
 

@@ -30,7 +30,13 @@ from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
 from skipindex.partitions import partition_names
 from skipindex.spark_view import open_file
-from skipindex.store.location import DataFile, TableLocation, TablePath, locate
+from skipindex.store.location import (
+    DataFile,
+    StorageOptions,
+    TableLocation,
+    TablePath,
+    locate,
+)
 from skipindex.store.schema import table_schema
 
 __all__ = ["Suggestion", "suggest_indexes"]
@@ -52,9 +58,14 @@ class Suggestion:
         return f"{self.spec.kind} on {self.spec.column}: {self.reason}"
 
 
-def suggest_indexes(path: TablePath, *, sample_files: int = SAMPLE_FILES) -> list[Suggestion]:
+def suggest_indexes(
+    path: TablePath,
+    *,
+    sample_files: int = SAMPLE_FILES,
+    storage_options: StorageOptions | None = None,
+) -> list[Suggestion]:
     """Indexes worth building on ``path``, each with the reason it was chosen."""
-    location = locate(path)
+    location = locate(path, storage_options)
     listing = location.list_data_files()
     return suggest_for(location, listing, sample_files=sample_files)
 

@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
 
-from skipindex.errors import IndexCorruptError, NotATableError
+from skipindex.errors import IndexCorruptError, InvalidSpecError, NotATableError
 
-__all__ = ["DataFile", "TableLocation", "TablePath", "is_hidden", "locate"]
+__all__ = [
+    "DataFile",
+    "StorageOptions",
+    "TableLocation",
+    "TablePath",
+    "is_hidden",
+    "locate",
+]
 
 # Where a table lives: a path or URI string, or a pathlib.Path.
 TablePath = str | os.PathLike[str]
+# Object-store settings, as deltalake and polars spell them (``AWS_ENDPOINT_URL``...)
+# or as pyarrow does (``endpoint_override``...). Unset ones come from the environment.
+StorageOptions = Mapping[str, str]
 INDEX_DIR = "_skipindex"
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
@@ -39,6 +50,7 @@ class TableLocation:
     root: str  # the table root as a path inside ``fs``, without trailing slash
     user_root: str  # the table root as the user spelled it, without trailing slash
     uri: str  # a URI that ``pyarrow.fs.FileSystem.from_uri`` can reopen (for workers)
+    options: tuple[tuple[str, str], ...] = ()  # resolved storage options, for workers
 
     @property
     def index_dir(self) -> str:
@@ -88,8 +100,13 @@ def is_hidden(name: str) -> bool:
     )
 
 
-def locate(path: TablePath) -> TableLocation:
-    """Resolve a table path or URI (local, file://, s3://, s3a://, gs://, abfs://, hdfs://)."""
+def locate(path: TablePath, storage_options: StorageOptions | None = None) -> TableLocation:
+    """Resolve a table path or URI (local, file://, s3://, s3a://, gs://, abfs://, hdfs://).
+
+    For S3, ``storage_options`` (see :data:`StorageOptions`) win over the usual
+    ``AWS_*`` environment variables; what is resolved travels with the location,
+    so Spark workers open the store exactly as the driver did.
+    """
     if not isinstance(path, str | os.PathLike):
         raise NotATableError(f"a table path is a string or a path, got {type(path).__name__}")
     path = os.fspath(path)
@@ -102,11 +119,68 @@ def locate(path: TablePath) -> TableLocation:
     else:
         uri = posixpath.abspath(user_root)
         user_root = uri
+    options = dict(_s3_options(uri, storage_options or {}))
     try:
-        fs, root = pafs.FileSystem.from_uri(uri)
+        if storage_options:
+            fs, root = pafs.S3FileSystem(**options), uri.removeprefix("s3://")
+        else:
+            fs, root = pafs.FileSystem.from_uri(uri)  # resolves the bucket's region
     except Exception as exc:  # pyarrow raises ArrowInvalid/OSError/ValueError variously
         raise NotATableError(f"cannot open table path {path!r}: {exc}") from exc
-    return TableLocation(fs=fs, root=root.rstrip("/") or "/", user_root=user_root, uri=uri)
+    if isinstance(fs, pafs.S3FileSystem):
+        options["region"] = fs.region  # so workers need not resolve it again
+    return TableLocation(
+        fs=fs,
+        root=root.rstrip("/") or "/",
+        user_root=user_root,
+        uri=uri,
+        options=tuple(sorted(options.items())),
+    )
+
+
+_S3_ARGUMENTS = {
+    "aws_access_key_id": "access_key",
+    "aws_secret_access_key": "secret_key",
+    "aws_session_token": "session_token",
+    "aws_region": "region",
+    "aws_default_region": "region",
+    "aws_endpoint_url": "endpoint_override",
+    "aws_endpoint_url_s3": "endpoint_override",
+    "endpoint_url": "endpoint_override",
+}
+_S3_ENVIRONMENT = (  # lowest precedence first
+    "AWS_DEFAULT_REGION",
+    "AWS_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
+
+
+def _s3_options(uri: str, given: StorageOptions) -> tuple[tuple[str, str], ...]:
+    """pyarrow ``S3FileSystem`` arguments from the environment, then ``given``."""
+    if not uri.startswith("s3://"):
+        if given:
+            raise InvalidSpecError(
+                f"storage_options are understood for s3:// and s3a:// tables, not {uri}; "
+                "configure other stores through their environment variables"
+            )
+        return ()
+    resolved: dict[str, str] = {}
+    for name in _S3_ENVIRONMENT:
+        if os.environ.get(name):
+            resolved[_S3_ARGUMENTS[name.lower()]] = os.environ[name]
+    valid = sorted(set(_S3_ARGUMENTS) | set(_S3_ARGUMENTS.values()))
+    for key, value in given.items():
+        argument = _S3_ARGUMENTS.get(key.lower(), key.lower())
+        if argument not in _S3_ARGUMENTS.values():
+            raise InvalidSpecError(
+                f"unknown storage option {key!r}; valid ones: {', '.join(valid)}"
+            )
+        resolved[argument] = str(value)
+    return tuple(sorted(resolved.items()))
 
 
 def _contained(relative: str) -> str:

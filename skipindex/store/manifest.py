@@ -1,7 +1,8 @@
 """Versioned manifests: ``_skipindex/v<N>.json``, validated, created never overwritten.
 
 A commit writes the whole manifest to a temporary name, then links it to
-``v<N>.json`` only if that name does not exist yet. Readers take the highest N,
+``v<N>.json`` only if that name does not exist yet (on object stores, through a
+claim protocol: see :func:`_publish_claimed`). Readers take the highest N,
 so they always see a complete version; a build that loses a race sees the link
 fail and re-plans on top of the winner (see :func:`commit`).
 """
@@ -15,6 +16,7 @@ import os
 import re
 import time
 import uuid
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from importlib import resources
 from typing import Any
@@ -185,26 +187,64 @@ def commit(location: TableLocation, manifest: Manifest, build_id: str = "") -> M
     with location.fs.open_output_stream(tmp) as out:
         out.write(payload)
     try:
-        _publish(location, tmp, final)
+        _publish(location, tmp, final, stamped.version)
     finally:
         if _exists(location, tmp):
             location.fs.delete_file(tmp)
     return stamped
 
 
-def _publish(location: TableLocation, tmp: str, final: str) -> None:
+def _publish(location: TableLocation, tmp: str, final: str, version: int) -> None:
     if isinstance(location.fs, pafs.LocalFileSystem):
         try:
             os.link(tmp, final)  # atomic create-if-absent, content complete
         except FileExistsError as exc:
             raise ConflictError(f"another build committed {final} first") from exc
         return
-    # Object stores offer no portable create-if-absent through pyarrow.fs: check
-    # then move. The window is small; concurrent builds on object stores should
-    # be serialised by the scheduler (documented in README).
-    if _exists(location, final):
-        raise ConflictError(f"another build committed {final} first")
-    location.fs.move(tmp, final)
+    _publish_claimed(location, tmp, final, version)
+
+
+# Object stores offer no create-if-absent through pyarrow.fs. A writer claims
+# the version with a uniquely named marker, lists the claims, and publishes only
+# when its own is the only live one and the version does not exist yet. With
+# read-after-write and list-after-write consistency (S3 since 2020, GCS, Azure,
+# MinIO) at most one writer can see only its own claim: whoever lists second
+# sees the first's claim, or, once the first has published and withdrawn it,
+# the published version. Losers withdraw their claim and re-plan. A claim older
+# than CLAIM_TTL_MS (by the store's clock) is a crashed writer's and is ignored;
+# a writer whose own claim grew that old before publishing gives up instead.
+CLAIM_TTL_MS = 60_000
+CLAIMS_DIR = "_claims"
+
+
+def _publish_claimed(location: TableLocation, tmp: str, final: str, version: int) -> None:
+    claims = f"{location.index_dir}/{CLAIMS_DIR}"
+    prefix = f"v{version}-"
+    mine = f"{claims}/{prefix}{uuid.uuid4().hex}"
+    started = time.monotonic()
+    with location.fs.open_output_stream(mine) as out:
+        out.write(b"")
+    try:
+        entries = location.fs.get_file_info(pafs.FileSelector(claims, allow_not_found=True))
+        own = [e for e in entries if e.path == mine]
+        if not own:
+            raise ConflictError(f"could not see this build's own claim on {final}")
+        born = own[0].mtime_ns
+        rivals = [
+            e
+            for e in entries
+            if e.base_name.startswith(prefix)
+            and e.path != mine
+            and (born - e.mtime_ns) // 10**6 < CLAIM_TTL_MS
+        ]
+        if rivals or _exists(location, final):
+            raise ConflictError(f"another build is committing or committed {final}")
+        if (time.monotonic() - started) * 1000 > CLAIM_TTL_MS / 2:
+            raise ConflictError(f"claiming {final} took too long to be safe; retrying")
+        location.fs.move(tmp, final)  # one atomic copy: readers see all of it or nothing
+    finally:
+        with suppress(FileNotFoundError):
+            location.fs.delete_file(mine)
 
 
 def _exists(location: TableLocation, path: str) -> bool:

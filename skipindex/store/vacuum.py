@@ -21,8 +21,14 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
 from skipindex.store.damage import repairable
-from skipindex.store.location import TableLocation, TablePath, locate
-from skipindex.store.manifest import load_version, manifest_path, manifest_versions
+from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.manifest import (
+    CLAIM_TTL_MS,
+    CLAIMS_DIR,
+    load_version,
+    manifest_path,
+    manifest_versions,
+)
 
 __all__ = [
     "collect",
@@ -96,6 +102,12 @@ def collect(location: TableLocation) -> list[str]:
         if entry.path not in referenced and build not in live:
             doomed.append(entry.path)
     now = _now_ms()
+    claims = pafs.FileSelector(f"{location.index_dir}/{CLAIMS_DIR}", allow_not_found=True)
+    doomed.extend(  # claims of writers that crashed mid-commit
+        e.path
+        for e in location.fs.get_file_info(claims)
+        if now - e.mtime_ns // 10**6 > 10 * CLAIM_TTL_MS
+    )
     for entry in location.fs.get_file_info(pafs.FileSelector(location.index_dir)):
         if not entry.base_name.startswith(".tmp-"):
             continue
@@ -106,14 +118,14 @@ def collect(location: TableLocation) -> list[str]:
     return doomed
 
 
-def vacuum(path: TablePath) -> list[str]:
+def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) -> list[str]:
     """Remove superseded manifests and segments, and what dead builds left behind.
 
     Builds and ``drop_index`` do this themselves; call it after a crashed build
     or to reclaim space sooner. Returns the deleted paths, relative to the table
     root. Data files are never touched: only ``_skipindex/`` is cleaned.
     """
-    location = locate(path)
+    location = locate(path, storage_options)
     location.list_data_files()  # a path that is not a table is an error, not a no-op
     with repairable(location.user_root):
         for version in manifest_versions(location)[-KEEP_VERSIONS:]:
