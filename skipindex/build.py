@@ -157,7 +157,7 @@ def build_with(
                     if attempt == MAX_COMMIT_ATTEMPTS:
                         raise
                     # Writers that collided must not collide again in lockstep.
-                    time.sleep(random.uniform(0, 0.1 * attempt))  # noqa: S311
+                    time.sleep(random.uniform(0, 0.1 * attempt))
                     continue
                 vacuum.collect(location)
                 seconds = time.perf_counter() - started

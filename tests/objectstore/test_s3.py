@@ -180,5 +180,6 @@ def test_repair_on_s3(s3_env, bucket, s3fs):
     with pytest.raises(si.IndexCorruptError, match=f"skipindex repair {uri}"):
         si.prune(uri, "id = 1")
     report = si.repair(uri, rebuild=False)
-    assert report.damaged == ["_skipindex/v2.json"] and report.version == 3
+    assert report.damaged == ["_skipindex/v2.json"]
+    assert report.version == 3
     assert _names(si.prune(uri, "id = 123").files, uri) == _matching(tables, 123)

@@ -55,7 +55,8 @@ def test_every_verb_prints_json(table: Path, capsys: Capture):
     vacuumed = _json(capsys, ["vacuum", str(table)])
     assert isinstance(vacuumed["removed"], list)
     repaired = _json(capsys, ["repair", str(table), "--no-rebuild"])
-    assert repaired["damaged"] == [] and repaired["version"] == 2
+    assert repaired["damaged"] == []
+    assert repaired["version"] == 2
 
 
 def test_errors_in_json_mode_are_json(table: Path, capsys: Capture):
@@ -70,7 +71,8 @@ def test_warnings_are_messages_not_source_lines(table: Path, capsys: Capture):
     assert main(["prune", str(table), "id = 1", "--keep-on-damage"]) == 0
     err = capsys.readouterr().err
     assert err.startswith("skipindex: warning: manifest")
-    assert "warnings.warn" not in err and "stacklevel" not in err
+    assert "warnings.warn" not in err
+    assert "stacklevel" not in err
 
 
 def _repair_command(message: str) -> list[str]:
@@ -181,4 +183,5 @@ def test_a_first_build_without_definitions_chooses_and_says_why(tmp_path: Path):
     assert "chose bloom on key: high cardinality" in str(report)
     assert si.prune(root, "key = 2500 AND mode = 'RAIL'", time_zone="UTC").kept == 1
     again = build_with(root, None, InProcessRunner())  # now a refresh: nothing chosen
-    assert again.chosen == [] and again.files_indexed == 0
+    assert again.chosen == []
+    assert again.files_indexed == 0
