@@ -22,6 +22,7 @@ from skipindex.errors import (
     NotATableError,
     SkipIndexError,
     UnknownColumnError,
+    UnsupportedTableError,
     UnsupportedTypeError,
     WorkerEnvironmentError,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "SkipIndexError",
     "Suggestion",
     "UnknownColumnError",
+    "UnsupportedTableError",
     "UnsupportedTypeError",
     "WorkerEnvironmentError",
     "__version__",

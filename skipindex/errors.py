@@ -15,6 +15,7 @@ __all__ = [
     "NotATableError",
     "SkipIndexError",
     "UnknownColumnError",
+    "UnsupportedTableError",
     "UnsupportedTypeError",
     "WorkerEnvironmentError",
 ]
@@ -61,3 +62,7 @@ class ConflictError(SkipIndexError, RuntimeError):
 
 class WorkerEnvironmentError(SkipIndexError, RuntimeError):
     """Spark's Python workers cannot run skipindex (e.g. PYSPARK_PYTHON unset)."""
+
+
+class UnsupportedTableError(SkipIndexError, ValueError):
+    """A table skipindex refuses rather than risk a wrong answer (e.g. Delta deletion vectors)."""

@@ -10,7 +10,8 @@ import pyarrow as pa
 
 from skipindex.prune import OnDamaged, PruneResult, Where, prune
 from skipindex.spark_view import SparkView
-from skipindex.store.location import StorageOptions, TablePath, locate
+from skipindex.store.delta import delta_arrow_schema
+from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 
 __all__ = ["read"]
 
@@ -46,8 +47,12 @@ def read(
         on_damaged=on_damaged,
         storage_options=storage_options,
     )
-    root = locate(path, storage_options).user_root
-    schema = _schema(result)
+    location = locate(path, storage_options)
+    root = location.user_root
+    # A Delta folder holds files earlier commits removed: read only the snapshot's
+    # files (never the folder), typed as the Delta log types them.
+    delta = location.is_delta
+    schema = _delta_schema(location) if delta else _schema(result)
     condition = where if isinstance(where, Column) else F.expr(where)
     if not result.files:
         if schema is None:
@@ -55,7 +60,7 @@ def read(
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
     untyped = any(p.type is None for p in result.partitions)
-    if result.kept == result.total or untyped:
+    if (result.kept == result.total or untyped) and not delta:
         # Nothing to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does.
         return reader.parquet(root).filter(condition)
@@ -76,6 +81,12 @@ def read(
         else:
             spark.conf.set(_DISCOVERY_THRESHOLD, previous)
     return frame.filter(condition)
+
+
+def _delta_schema(location: TableLocation) -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(delta_arrow_schema(location.uri, dict(location.options)))
 
 
 def _schema(result: PruneResult) -> Any:

@@ -16,6 +16,7 @@ from typing import Any
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError, InvalidSpecError, NotATableError
+from skipindex.store.delta import delta_files, is_delta
 
 __all__ = [
     "DataFile",
@@ -62,9 +63,14 @@ class TableLocation:
     def user_path(self, relative: str) -> str:
         return f"{self.user_root}/{_contained(relative)}"
 
+    @property
+    def is_delta(self) -> bool:
+        return is_delta(self.fs, self.root)
+
     def list_data_files(self) -> list[DataFile]:
         """Every file Spark would read, sorted by path; hidden files and folders
-        (``_x``, ``.x``, but not ``key=value`` folders) are left out."""
+        (``_x``, ``.x``, but not ``key=value`` folders) are left out. For a Delta
+        table: the files of its current snapshot."""
         info = self.fs.get_file_info(self.root)
         if info.type == pafs.FileType.NotFound:
             raise NotATableError(f"table path does not exist: {self.user_root}")
@@ -73,6 +79,11 @@ class TableLocation:
                 f"table path is not a directory: {self.user_root} "
                 "(point skipindex at the folder that holds the Parquet files)"
             )
+        if is_delta(self.fs, self.root):
+            return [
+                DataFile(*f)
+                for f in sorted(delta_files(self.uri, self.user_root, dict(self.options)))
+            ]
         found: list[DataFile] = []
         pending = [self.root]
         while pending:  # breadth-first, never descending into hidden folders
