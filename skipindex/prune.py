@@ -45,7 +45,7 @@ __all__ = ["OnDamaged", "PruneResult", "Where", "prune"]
 if TYPE_CHECKING:
     from pyspark.sql import Column
 
-# A Spark SQL boolean expression, or a PySpark Column (classic sessions).
+# A Spark SQL boolean expression, or a PySpark Column (classic or Spark Connect).
 Where: TypeAlias = "str | Column"
 # What prune does with an index it cannot read: raise IndexCorruptError, or keep
 # every file with a warning.
@@ -187,7 +187,10 @@ def _column_session_zone(where: Where) -> str | None:
     session's zone (pyspark is already imported when a Column exists)."""
     if isinstance(where, str) or not type(where).__module__.startswith("pyspark"):
         return None
-    from pyspark.sql import SparkSession
+    if ".connect." in type(where).__module__:
+        from pyspark.sql.connect.session import SparkSession
+    else:
+        from pyspark.sql import SparkSession  # type: ignore[assignment]
 
     session = SparkSession.getActiveSession()
     return str(session.conf.get("spark.sql.session.timeZone")) if session is not None else None

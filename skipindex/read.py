@@ -35,9 +35,6 @@ def read(
     table, not just the kept files), an empty result has the table's schema, and
     listing many paths runs no Spark job.
     """
-    from pyspark.sql import Column
-    from pyspark.sql import functions as F  # noqa: N812
-
     view = SparkView.of_session(spark)
     result = prune(
         path,
@@ -53,7 +50,7 @@ def read(
     # files (never the folder), typed as the Delta log types them.
     delta = location.is_delta
     schema = _delta_schema(location) if delta else _schema(result)
-    condition = where if isinstance(where, Column) else F.expr(where)
+    condition = where  # DataFrame.filter takes SQL text and (classic or Connect) Columns
     if not result.files:
         if schema is None:
             schema = spark.read.option("basePath", root).parquet(root).schema

@@ -1,7 +1,10 @@
-"""PySpark ``Column`` -> unbound predicate.
+"""PySpark ``Column`` -> unbound predicate, for classic and Spark Connect Columns.
 
 A Column's string form loses literal types (``>=(d, 2020-01-01)`` could be a
-date or a string), so this walks the JVM-side tree instead:
+date or a string), so this walks the expression tree instead, through a small
+:class:`ExpressionTree` interface with two implementations: the JVM-side tree of a
+classic Column (here), and the client-side tree of a Spark Connect Column
+(:mod:`skipindex.expressions.connect_column`). On the JVM side,
 ``column._jc.node()`` is an ``org.apache.spark.sql.internal.ColumnNode``
 (``UnresolvedFunction`` named ``=``, ``and``, ``!``, ``in``...,
 ``UnresolvedAttribute``, ``Literal``, ``Cast``, ``Alias``, ``SqlExpression``).
@@ -15,8 +18,9 @@ with that sub-tree's SQL, never an exception.
 
 from __future__ import annotations
 
+import enum
 from decimal import Decimal
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions.casts import InvalidCastError, cast_value
@@ -47,7 +51,7 @@ from skipindex.expressions.sql import parse_sql
 from skipindex.expressions.sql_literals import literal_from_sql, negate
 from skipindex.expressions.visitors import Shape, boolean_tree
 
-__all__ = ["parse_column"]
+__all__ = ["ExpressionTree", "JvmTree", "NodeKind", "Walker", "parse_column"]
 
 _COMPARISONS = {
     "=": Op.EQ,
@@ -65,18 +69,13 @@ _TRUE = Literal(LiteralKind.BOOLEAN, True)
 
 
 def parse_column(column: Any) -> Predicate:
-    """The predicate a classic PySpark ``Column`` expresses.
+    """The predicate a PySpark ``Column`` (classic or Spark Connect) expresses."""
+    if ".connect." in type(column).__module__:
+        from skipindex.expressions.connect_column import ConnectTree
 
-    Spark Connect Columns keep their tree on the client in a form this does not
-    read: pass the predicate as a SQL string instead.
-    """
+        return Walker(ConnectTree()).convert(ConnectTree.root(column))
     jc = getattr(column, "_jc", None)
     if jc is None:
-        if ".connect." in type(column).__module__:
-            raise InvalidPredicateError(
-                "Spark Connect Columns cannot be inspected by skipindex; pass the predicate "
-                "as a SQL string instead (e.g. \"l_shipdate >= DATE '1995-01-01'\")"
-            )
         raise InvalidPredicateError(
             f"expected a SQL string or a PySpark Column, got {type(column).__name__}"
         )
@@ -85,26 +84,77 @@ def parse_column(column: Any) -> Predicate:
     except Exception as exc:  # py4j errors carry the Java stack: keep the first line
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InvalidPredicateError(f"cannot read the Column's expression: {first}") from None
-    return _Walker().convert(root)
+    return Walker(JvmTree()).convert(root)
 
 
-class _Walker:
-    """Iterative post-order walk over the JVM tree (every step is a py4j call)."""
+class NodeKind(enum.Enum):
+    FUNCTION = "function"  # a built-in function call: =, and, in, isnull...
+    ATTRIBUTE = "attribute"  # a column reference
+    LITERAL = "literal"
+    CAST = "cast"
+    SQL = "sql"  # an expr("...") string
+    OTHER = "other"
 
-    def __init__(self) -> None:
-        self._jvm: Any = None
+
+class ExpressionTree(Protocol):
+    """What the walker needs to know about a node of a Column's expression tree."""
+
+    def kind(self, node: Any) -> NodeKind: ...
+
+    def function(self, node: Any) -> str:
+        """Lower-cased name of a built-in function node, else ''."""
+
+    def arguments(self, node: Any) -> list[Any]: ...
+
+    def unalias(self, node: Any) -> Any: ...
+
+    def attribute(self, node: Any) -> ColumnName: ...
+
+    def sql_text(self, node: Any) -> str:
+        """The text of an ``expr("...")`` node."""
+
+    def literal(self, node: Any) -> Literal | None: ...
+
+    def cast(self, node: Any) -> tuple[Any, str, bool]:
+        """(child, target type as SQL, whether it is a try_cast)."""
+
+    def shown(self, node: Any) -> str:
+        """The node as SQL-ish text, for explain()."""
+
+
+class Walker:
+    """Iterative post-order walk over a Column's expression tree."""
+
+    def __init__(self, tree: ExpressionTree) -> None:
+        self.tree = tree
 
     def convert(self, root: Any) -> Predicate:
+        tree = self.tree
+
         def shape(node: Any) -> tuple[Shape, list[Any]]:
-            node = _unalias(node)
-            name = _function(node)
+            node = tree.unalias(node)
+            name = tree.function(node)
             if name in ("and", "or"):
-                return (Shape.AND if name == "and" else Shape.OR), _chain(node, name)
-            if name in ("!", "not") and len(args := _arguments(node)) == 1:
+                return (Shape.AND if name == "and" else Shape.OR), self._chain(node, name)
+            if name in ("!", "not") and len(args := tree.arguments(node)) == 1:
                 return Shape.NOT, args
             return Shape.LEAF, []
 
-        return boolean_tree(root, shape, lambda node: self._guarded_leaf(_unalias(node)), connect)
+        return boolean_tree(
+            root, shape, lambda node: self._guarded_leaf(tree.unalias(node)), connect
+        )
+
+    def _chain(self, node: Any, name: str) -> list[Any]:
+        """Operands of nested and(...)/or(...) calls, left to right."""
+        out: list[Any] = []
+        stack = [node]
+        while stack:
+            current = self.tree.unalias(stack.pop())
+            if self.tree.function(current) == name:
+                stack.extend(reversed(self.tree.arguments(current)))
+            else:
+                out.append(current)
+        return out
 
     def _guarded_leaf(self, node: Any) -> Predicate:
         try:
@@ -112,24 +162,26 @@ class _Walker:
         except InvalidPredicateError:
             raise
         except Exception as exc:  # a node this version of Spark shapes differently
-            return Unsupported(_sql(node), f"cannot read this expression ({type(exc).__name__})")
+            shown = self.tree.shown(node)
+            return Unsupported(shown, f"cannot read this expression ({type(exc).__name__})")
 
     def _leaf(self, node: Any) -> Predicate:
-        kind = _kind(node)
-        if kind == "SqlExpression":
-            return parse_sql(str(node.expression()))
-        if kind == "UnresolvedAttribute":
-            return Comparison(_attribute(node), Op.EQ, _TRUE)  # a bare boolean column
-        if kind == "Literal":
-            lit = self._literal(node)
+        tree = self.tree
+        kind = tree.kind(node)
+        if kind is NodeKind.SQL:
+            return parse_sql(tree.sql_text(node))
+        if kind is NodeKind.ATTRIBUTE:
+            return Comparison(tree.attribute(node), Op.EQ, _TRUE)  # a bare boolean column
+        if kind is NodeKind.LITERAL:
+            lit = tree.literal(node)
             if lit is not None and lit.kind in (LiteralKind.BOOLEAN, LiteralKind.NULL):
                 return AlwaysTrue() if lit.value is True else AlwaysFalse()
-            raise InvalidPredicateError(f"{_sql(node)} is not a boolean expression")
-        name = _function(node)
-        args = _arguments(node) if name else []
+            raise InvalidPredicateError(f"{tree.shown(node)} is not a boolean expression")
+        name = tree.function(node)
+        args = tree.arguments(node) if name else []
 
         def shown() -> str:
-            return _sql(node)
+            return tree.shown(node)
 
         if name in _COMPARISONS and len(args) == 2:
             left, right = self._operand(args[0]), self._operand(args[1])
@@ -153,58 +205,93 @@ class _Walker:
         if name == "startswith" and len(args) == 2:
             return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
         if name in _ARITHMETIC:
-            raise InvalidPredicateError(f"{_sql(node)} is not a boolean expression")
-        what = f"function {name}()" if name else kind
-        return Unsupported(_sql(node), f"{what} is not something an index can answer")
+            raise InvalidPredicateError(f"{shown()} is not a boolean expression")
+        what = f"function {name}()" if name else "this expression"
+        return Unsupported(shown(), f"{what} is not something an index can answer")
 
     # ----------------------------------------------------------------------- operands
 
     def _operand(self, node: Any) -> Operand:
-        node = _unalias(node)
-        kind = _kind(node)
-        if kind == "UnresolvedAttribute":
-            return _attribute(node)
-        if kind == "Literal":
-            return self._literal(node)
-        if kind == "Cast":
-            inner = self._operand(node.child())
+        tree = self.tree
+        node = tree.unalias(node)
+        kind = tree.kind(node)
+        if kind is NodeKind.ATTRIBUTE:
+            return tree.attribute(node)
+        if kind is NodeKind.LITERAL:
+            return tree.literal(node)
+        if kind is NodeKind.CAST:
+            child, type_sql, safe = tree.cast(node)
+            inner = self._operand(child)
             if not isinstance(inner, Literal):
                 return None
-            safe = "try" in str(node.evalMode()).lower()
-            return _cast(inner, str(node.dataType().sql()), safe=safe, shown=_sql(node))
-        if kind == "SqlExpression":
-            return literal_from_sql(str(node.expression()))
-        if _function(node) == "negative" and len(args := _arguments(node)) == 1:
+            return cast_literal(inner, type_sql, safe=safe, shown=tree.shown(node))
+        if kind is NodeKind.SQL:
+            return literal_from_sql(tree.sql_text(node))
+        if tree.function(node) == "negative" and len(args := tree.arguments(node)) == 1:
             inner = self._operand(args[0])
             return negate(inner) if isinstance(inner, Literal) else None
         return None
 
-    def _literal(self, node: Any) -> Literal | None:
+
+class JvmTree:
+    """A classic Column's tree: ``org.apache.spark.sql.internal.ColumnNode`` via py4j
+    (every step is a py4j call)."""
+
+    _KINDS: ClassVar[dict[str, NodeKind]] = {
+        "UnresolvedFunction": NodeKind.FUNCTION,
+        "UnresolvedAttribute": NodeKind.ATTRIBUTE,
+        "Literal": NodeKind.LITERAL,
+        "Cast": NodeKind.CAST,
+        "SqlExpression": NodeKind.SQL,
+    }
+
+    def __init__(self) -> None:
+        self._jvm: Any = None
+
+    def kind(self, node: Any) -> NodeKind:
+        return self._KINDS.get(_class_name(node), NodeKind.OTHER)
+
+    def function(self, node: Any) -> str:
+        if _class_name(node) != "UnresolvedFunction" or node.isUserDefinedFunction():
+            return ""
+        return str(node.functionName()).lower()
+
+    def arguments(self, node: Any) -> list[Any]:
+        args = node.arguments()  # a Scala Seq
+        return [args.apply(i) for i in range(args.size())]
+
+    def unalias(self, node: Any) -> Any:
+        while _class_name(node) == "Alias":
+            node = node.child()
+        return node
+
+    def attribute(self, node: Any) -> ColumnName:
+        """``col("a")`` -> "a"; ``col("s.f")`` -> ("s", "f"), a struct field's path."""
+        parts = node.nameParts()
+        names = tuple(str(parts.apply(i)) for i in range(parts.size()))
+        return names[0] if len(names) == 1 else names
+
+    def sql_text(self, node: Any) -> str:
+        return str(node.expression())
+
+    def cast(self, node: Any) -> tuple[Any, str, bool]:
+        return node.child(), str(node.dataType().sql()), "try" in str(node.evalMode()).lower()
+
+    def shown(self, node: Any) -> str:
+        try:
+            return str(node.sql())
+        except Exception:  # keep going: this text is only for explain()
+            return str(node)
+
+    def literal(self, node: Any) -> Literal | None:
         value = node.value()
-        lit = self._python_literal(value)
+        lit = python_literal(value)
+        if lit is None:
+            lit = self._java_literal(value)
         data_type = node.dataType()  # Option[DataType]: set by typedLit-style literals
         if lit is not None and data_type.isDefined():
-            return _cast(lit, str(data_type.get().sql()), safe=False, shown=_sql(node))
+            return cast_literal(lit, str(data_type.get().sql()), safe=False, shown=self.shown(node))
         return lit
-
-    def _python_literal(self, value: Any) -> Literal | None:
-        if value is None:
-            return Literal(LiteralKind.NULL, None)
-        if isinstance(value, bool):
-            return Literal(LiteralKind.BOOLEAN, value)
-        if isinstance(value, int):
-            if -(2**63) <= value < 2**63:
-                return Literal(LiteralKind.INT, value)
-            return Literal(LiteralKind.DECIMAL, Decimal(value))
-        if isinstance(value, float):
-            return Literal(LiteralKind.FLOAT, value)
-        if isinstance(value, str):
-            return Literal(LiteralKind.STRING, value)
-        if isinstance(value, (bytes, bytearray)):
-            return Literal(LiteralKind.BINARY, bytes(value))
-        if isinstance(value, Decimal):
-            return Literal(LiteralKind.DECIMAL, value)
-        return self._java_literal(value)
 
     def _java_literal(self, value: Any) -> Literal | None:
         """java.sql.Date/Timestamp and java.time values, through Spark's own converters
@@ -242,52 +329,28 @@ class _Walker:
         return self._jvm.org.apache.spark.sql.catalyst.util.DateTimeUtils
 
 
-# --------------------------------------------------------------------------- JVM nodes
+def python_literal(value: Any) -> Literal | None:
+    """A literal from a plain Python value (None when it is not one)."""
+    if value is None:
+        return Literal(LiteralKind.NULL, None)
+    if isinstance(value, bool):
+        return Literal(LiteralKind.BOOLEAN, value)
+    if isinstance(value, int):
+        if -(2**63) <= value < 2**63:
+            return Literal(LiteralKind.INT, value)
+        return Literal(LiteralKind.DECIMAL, Decimal(value))
+    if isinstance(value, float):
+        return Literal(LiteralKind.FLOAT, value)
+    if isinstance(value, str):
+        return Literal(LiteralKind.STRING, value)
+    if isinstance(value, (bytes, bytearray)):
+        return Literal(LiteralKind.BINARY, bytes(value))
+    if isinstance(value, Decimal):
+        return Literal(LiteralKind.DECIMAL, value)
+    return None
 
 
-def _kind(node: Any) -> str:
-    return str(node.getClass().getSimpleName())
-
-
-def _function(node: Any) -> str:
-    """The lower-cased name of a built-in function node, else ''."""
-    if _kind(node) != "UnresolvedFunction" or node.isUserDefinedFunction():
-        return ""
-    return str(node.functionName()).lower()
-
-
-def _arguments(node: Any) -> list[Any]:
-    args = node.arguments()  # a Scala Seq
-    return [args.apply(i) for i in range(args.size())]
-
-
-def _chain(node: Any, name: str) -> list[Any]:
-    """Operands of nested and(...)/or(...) calls, left to right."""
-    out: list[Any] = []
-    stack = [node]
-    while stack:
-        current = _unalias(stack.pop())
-        if _function(current) == name:
-            stack.extend(reversed(_arguments(current)))
-        else:
-            out.append(current)
-    return out
-
-
-def _unalias(node: Any) -> Any:
-    while _kind(node) == "Alias":
-        node = node.child()
-    return node
-
-
-def _attribute(node: Any) -> ColumnName:
-    """``col("a")`` -> "a"; ``col("s.f")`` -> ("s", "f"), a struct field's path."""
-    parts = node.nameParts()
-    names = tuple(str(parts.apply(i)) for i in range(parts.size()))
-    return names[0] if len(names) == 1 else names
-
-
-def _cast(lit: Literal, type_sql: str, *, safe: bool, shown: str) -> Literal | None:
+def cast_literal(lit: Literal, type_sql: str, *, safe: bool, shown: str) -> Literal | None:
     try:
         return cast_value(lit, type_sql)
     except InvalidCastError as exc:
@@ -296,8 +359,5 @@ def _cast(lit: Literal, type_sql: str, *, safe: bool, shown: str) -> Literal | N
         raise InvalidPredicateError(f"invalid literal {shown}: {exc}") from None
 
 
-def _sql(node: Any) -> str:
-    try:
-        return str(node.sql())
-    except Exception:  # keep going: this text is only for explain()
-        return str(node)
+def _class_name(node: Any) -> str:
+    return str(node.getClass().getSimpleName())

@@ -1,0 +1,146 @@
+"""Spark Connect: build, prune with Connect Columns, and read through a Connect session.
+
+The Connect server that ships with pyspark runs in its own process (started
+here with ``SparkSession.builder.remote("local[2]")``), and this process talks
+to it as a pure client, next to the classic session the other tests share.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+
+pytestmark = pytest.mark.slow
+
+# The server pyspark's own remote("local[2]") starts: a local session with the Connect
+# plugin, here on a port of our choosing (remote("local") would then dial 15002).
+_SERVER = """
+import sys, time
+from pyspark.sql import SparkSession
+SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false") \\
+    .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin") \\
+    .config("spark.connect.grpc.binding.port", sys.argv[1]) \\
+    .config("spark.driver.memory", "1g") \\
+    .config("spark.sql.session.timeZone", "America/New_York").getOrCreate()
+print("ready", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def connect() -> Iterator[Any]:
+    port, token = _free_port(), uuid.uuid4().hex
+    # Not the classic session's gateway (PYSPARK_GATEWAY_*): a JVM of its own.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+    env.update(PYSPARK_PYTHON=sys.executable, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
+    server = subprocess.Popen(
+        [sys.executable, "-c", _SERVER, str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().strip() == "ready", "the Connect server did not start"
+        os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
+        from pyspark.sql.connect.session import SparkSession
+
+        session = SparkSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
+        yield session
+        session.stop()
+    finally:
+        os.environ.pop("SPARK_CONNECT_AUTHENTICATE_TOKEN", None)
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def _table(root: Path) -> Path:
+    root.mkdir()
+    start = dt.datetime(2024, 3, 9, 12, tzinfo=dt.UTC)
+    for k in range(6):
+        ids = list(range(k * 100, k * 100 + 100))
+        pq.write_table(
+            pa.table(
+                {
+                    "id": pa.array(ids, pa.int64()),
+                    "day": pa.array(
+                        [dt.date(2024, 1, 1) + dt.timedelta(days=k * 10 + i % 10) for i in ids]
+                    ),
+                    "ts": pa.array(
+                        [start + dt.timedelta(hours=k * 12 + i % 12) for i in ids],
+                        pa.timestamp("us", "UTC"),
+                    ),
+                    "mode": pa.array([["AIR", "SHIP", "RAIL"][k % 3]] * 100),
+                    "s": pa.array([{"f": i % 7} for i in ids]),
+                }
+            ),
+            root / f"part-{k}.parquet",
+        )
+    return root
+
+
+def test_build_prune_and_read_through_spark_connect(connect, spark, tmp_path):
+    from pyspark.sql.connect import functions as F  # noqa: N812
+
+    root = _table(tmp_path / "t")
+    report = si.build_index(
+        root,
+        [
+            si.MinMax("id"),
+            si.MinMax("day"),
+            si.MinMax("ts"),
+            si.EqualityBitmap("mode"),
+            si.Bloom("id"),
+        ],
+        spark=connect,
+    )
+    assert report.files_indexed == 6
+    cases = [
+        (F.col("id") == 250, "id = 250"),
+        (F.col("id").isin(5, 505), "id IN (5, 505)"),
+        (
+            (F.col("day") >= F.lit(dt.date(2024, 1, 35 - 4 - 10))) & (F.col("mode") == "SHIP"),
+            "day >= DATE '2024-01-21' AND mode = 'SHIP'",
+        ),
+        (F.col("ts") < F.lit(dt.datetime(2024, 3, 10, 2)), "ts < TIMESTAMP '2024-03-10 02:00:00'"),
+        (
+            ~F.col("mode").startswith("AI") & (F.col("id") < 200),
+            "NOT startswith(mode, 'AI') AND id < 200",
+        ),
+        (F.col("id").cast("string") == "7", "CAST(id AS STRING) = '7'"),
+        (F.expr("id BETWEEN 101 AND 120"), "id BETWEEN 101 AND 120"),
+    ]
+    zone = connect.conf.get("spark.sql.session.timeZone")
+    for column, sql in cases:
+        by_column = si.prune(root, column)  # the Connect session's zone, as Spark would
+        by_sql = si.prune(root, sql, time_zone=zone)
+        assert by_column.files == by_sql.files, sql
+        assert by_column.time_zone == zone
+        table = connect.read.parquet(str(root))
+        assert si.read(connect, root, column).count() == table.filter(column).count(), sql
+        # (a naive datetime in a Connect Column is read in the client's zone, SQL text in
+        # the session's: the two forms may differ, each must match Spark on its own)
+        assert si.read(connect, root, sql).count() == table.filter(sql).count(), sql
+    assert si.prune(root, F.col("id") == 250).kept == 1
+    assert si.prune(root, F.col("s.f") == 3).kept == 6  # an unindexed field: might match
