@@ -31,6 +31,7 @@ class Description:
     files_unindexed: int = 0  # listed, not in the index (new)
     files_gone: int = 0  # in the index, no longer listed
     files_unreadable: int = 0  # in the index with an error (always kept)
+    files_not_parquet: list[str] = field(default_factory=list)  # left out by their extension
     segments: int = 0
     index_bytes: int = 0
 
@@ -48,6 +49,10 @@ class Description:
             f"{self.files_gone} gone, {self.files_unreadable} unreadable",
             "indexes:",
         ]
+        if self.files_not_parquet:
+            shown = ", ".join(self.files_not_parquet[:3])
+            more = ", ..." if len(self.files_not_parquet) > 3 else ""
+            lines.insert(2, f"not Parquet, left out: {shown}{more}")
         for d in self.indexes:
             params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
             lines.append(
@@ -65,7 +70,7 @@ def describe(path: TablePath, *, storage_options: StorageOptions | None = None) 
 
 
 def _describe(location: TableLocation) -> Description:
-    listing = location.list_data_files()
+    listing, not_parquet = location.list_files()
     manifest = load_latest(location)
     if manifest is None:
         return Description(
@@ -74,6 +79,7 @@ def _describe(location: TableLocation) -> Description:
             versions_on_disk=0,
             files_listed=len(listing),
             files_unindexed=len(listing),
+            files_not_parquet=not_parquet,
         )
     segments = read_segments(location, manifest)
     identity = {
@@ -103,6 +109,7 @@ def _describe(location: TableLocation) -> Description:
         files_unindexed=state["unindexed"],
         files_gone=len(set(identity) - set(listed)),
         files_unreadable=int(errors.sum()),
+        files_not_parquet=not_parquet,
         segments=len(manifest.segments),
         index_bytes=sum(s.bytes for s in manifest.segments),
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -71,6 +72,11 @@ class TableLocation:
         """Every file Spark would read, sorted by path; hidden files and folders
         (``_x``, ``.x``, but not ``key=value`` folders) are left out. For a Delta
         table: the files of its current snapshot."""
+        return self.list_files()[0]
+
+    def list_files(self) -> tuple[list[DataFile], list[str]]:
+        """The data files, and the files left out because their extension says they
+        are not Parquet (``notes.txt``, ``export.csv``): Spark would fail on them."""
         info = self.fs.get_file_info(self.root)
         if info.type == pafs.FileType.NotFound:
             raise NotATableError(f"table path does not exist: {self.user_root}")
@@ -80,11 +86,10 @@ class TableLocation:
                 "(point skipindex at the folder that holds the Parquet files)"
             )
         if is_delta(self.fs, self.root):
-            return [
-                DataFile(*f)
-                for f in sorted(delta_files(self.uri, self.user_root, dict(self.options)))
-            ]
+            files = delta_files(self.uri, self.user_root, dict(self.options))
+            return [DataFile(*f) for f in sorted(files)], []
         found: list[DataFile] = []
+        ignored: list[str] = []
         pending = [self.root]
         while pending:  # breadth-first, never descending into hidden folders
             folder = pending.pop()
@@ -95,9 +100,19 @@ class TableLocation:
                     pending.append(entry.path)
                 elif entry.type == pafs.FileType.File:
                     relative = entry.path[len(self.root) + 1 :]
+                    if _NOT_PARQUET.search(entry.base_name):
+                        ignored.append(relative)
+                        continue
                     found.append(DataFile(relative, int(entry.size), entry.mtime_ns // 1_000_000))
         found.sort(key=lambda f: f.path)
-        return found
+        return found, sorted(ignored)
+
+
+# Extensions that name other formats; Parquet files may have any other name (Hive
+# writes "000000_0"), so only these are left out.
+_NOT_PARQUET = re.compile(
+    r"\.(csv|tsv|txt|json|jsonl|ndjson|orc|avro|xml|md|log|crc|zip|gz|bz2|xz|tmp)$", re.I
+)
 
 
 def is_hidden(name: str) -> bool:

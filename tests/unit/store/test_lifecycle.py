@@ -219,14 +219,19 @@ def test_empty_table_zero_row_files_hidden_and_non_parquet_files(tmp_path: Path)
     root = tmp_path / "t"
     _write(root, "zero.parquet", [])
     _write(root, "data.parquet", [1, 2])
-    (root / "notes.txt").write_text("not parquet")
+    (root / "junk.parquet").write_text("not parquet, whatever the name says")
+    (root / "notes.txt").write_text("named as another format: not data")
+    (root / "export.CSV").write_text("a,b")
     (root / "_SUCCESS").write_text("")
     (root / ".hidden.parquet").write_bytes(b"junk")
     report = _build(root, [si.MinMax("id")])
-    assert report.files_indexed == 3  # zero.parquet, data.parquet, notes.txt
-    assert si.describe(str(root)).files_unreadable == 1
-    assert _kept(root, "id = 1") == {"data.parquet", "notes.txt"}  # unreadable: kept
-    assert _kept(root, "id IS NULL") == {"notes.txt"}  # zero rows: never matches
+    assert report.files_indexed == 3  # zero.parquet, data.parquet, junk.parquet
+    described = si.describe(str(root))
+    assert described.files_unreadable == 1
+    assert described.files_not_parquet == ["export.CSV", "notes.txt"]
+    assert "not Parquet, left out: export.CSV, notes.txt" in str(described)
+    assert _kept(root, "id = 1") == {"data.parquet", "junk.parquet"}  # unreadable: kept
+    assert _kept(root, "id IS NULL") == {"junk.parquet"}  # zero rows: never matches
 
 
 def test_column_missing_from_some_files_or_of_another_type(tmp_path: Path):
