@@ -102,12 +102,15 @@ def build_index(
     spark: Any = None,
     bins_per_core: int = 3,
     storage_options: StorageOptions | None = None,
+    progress: bool = False,
 ) -> BuildReport:
     """Index the table at ``path`` with ``specs`` (added to those already defined).
 
     With ``specs=None`` the existing definitions are refreshed: only new and
-    changed files are read. ``spark`` defaults to the active session, else a
-    local one.
+    changed files are read (on a table with no index yet, indexes are chosen:
+    see :func:`~skipindex.suggest.suggest_indexes`). ``spark`` defaults to the
+    active session, else a local one. ``progress`` reports tasks, bytes and rate
+    on stderr while the job runs.
     """
     check_specs(
         path, specs, storage_options=storage_options
@@ -116,7 +119,7 @@ def build_index(
         from skipindex._spark import active_or_local_session
 
         spark = active_or_local_session()
-    runner = SparkRunner(spark, bins_per_core)
+    runner = SparkRunner(spark, bins_per_core, progress=progress)
     return build_with(path, specs, runner, storage_options=storage_options)
 
 

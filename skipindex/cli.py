@@ -45,7 +45,7 @@ def _build(args: argparse.Namespace) -> int:
 
     specs = [parse_index_option(i) for i in args.index] or None
     check_specs(args.path, specs)  # before Spark starts
-    report = build_index(args.path, specs, spark=_spark(args.cores))
+    report = build_index(args.path, specs, spark=_spark(args.cores), progress=not args.json)
     _emit(args, report.to_dict(), str(report))
     return 0
 

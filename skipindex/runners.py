@@ -16,6 +16,7 @@ import pyarrow as pa
 
 from skipindex._spark import job_description, session_cores, worker_errors
 from skipindex.indexer import IndexJob, SegmentWritten, index_bins
+from skipindex.progress import spark_progress
 from skipindex.spark_view import SparkView
 from skipindex.store.location import DataFile, TableLocation
 
@@ -40,9 +41,10 @@ class SparkRunner:
     """One Spark task per bin: ``spark.range(n, numPartitions=n).mapInArrow``, so the
     same job runs on a classic session and on Spark Connect (no SparkContext)."""
 
-    def __init__(self, spark: Any, bins_per_core: int = 3) -> None:
+    def __init__(self, spark: Any, bins_per_core: int = 3, *, progress: bool = False) -> None:
         self.spark = spark
         self.parallelism = max(1, session_cores(spark) * bins_per_core)
+        self.progress = progress
 
     def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[SegmentWritten]:
         files = sum(len(b) for b in bins)
@@ -54,8 +56,13 @@ class SparkRunner:
 
         frame = self.spark.range(0, len(bins), 1, numPartitions=len(bins))
         description = f"skipindex: index {files} files of {job.user_root}"
+        size = sum(f.size for b in bins for f in b)
         with job_description(self.spark, description), worker_errors(self.spark):
-            rows = frame.mapInArrow(task, "written string").collect()
+            if self.progress:
+                with spark_progress(self.spark, f"indexing {files} files", size):
+                    rows = frame.mapInArrow(task, "written string").collect()
+            else:
+                rows = frame.mapInArrow(task, "written string").collect()
         return [SegmentWritten.from_json(row.written) for row in rows]
 
     def view(self) -> SparkView:

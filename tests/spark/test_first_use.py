@@ -83,3 +83,23 @@ def test_workers_without_skipindex_fail_with_what_to_set(spark, tmp_path):
     assert f"Set PYSPARK_PYTHON={sys.executable}" in out
     assert "Traceback" not in out
     assert not (root / "_skipindex").exists()  # nothing half-written, no _inflight left
+
+
+def test_progress_lines_while_a_job_runs(spark):
+    import io
+    import time as clock
+
+    from skipindex.progress import spark_progress
+
+    def slow(batches):
+        for batch in batches:
+            clock.sleep(0.4)
+            yield batch
+
+    out = io.StringIO()
+    with spark_progress(spark, "indexing 4 files", 4_000_000, stream=out, interval=0.1):
+        spark.range(4, numPartitions=4).mapInArrow(slow, "id long").collect()
+    lines = out.getvalue().splitlines()
+    assert lines, "no progress reported"
+    assert all(line.startswith("indexing 4 files: ") for line in lines)
+    assert any("/4 tasks" in line and "/4 MB" in line for line in lines)
