@@ -126,6 +126,13 @@ class PruneResult:
             f"kept {self.kept} of {self.total} files, skipped {self.skipped} "
             f"({self.seconds * 1000:.1f} ms)",
         ]
+        if self.skipped:
+            by_file = self.skipped - self.row_level_skipped
+            lines.append(
+                f"skipped {self.skipped} = {by_file} ruled out by single conditions "
+                f"+ {self.row_level_skipped} only by combining row-level bitmaps "
+                "(the per-condition counts below overlap: a file can be ruled out by several)"
+            )
         if self.row_level_files:
             lines.append(
                 f"row-level bitmaps, combined row by row across conditions, evaluated on "

@@ -185,3 +185,18 @@ def test_a_first_build_without_definitions_chooses_and_says_why(tmp_path: Path):
     again = build_with(root, None, InProcessRunner())  # now a refresh: nothing chosen
     assert again.chosen == []
     assert again.files_indexed == 0
+
+
+def test_explain_labels_partition_pruning_and_counts_add_up(tmp_path: Path):
+    root = tmp_path / "t"
+    for p in (1, 2):
+        (root / f"p={p}").mkdir(parents=True)
+        for k in range(3):
+            ids = list(range(p * 100 + k * 10, p * 100 + k * 10 + 10))
+            pq.write_table(pa.table({"id": ids}), root / f"p={p}" / f"f{k}.parquet")
+    build_with(root, [si.MinMax("id")], InProcessRunner())
+    result = si.prune(root, "p = 2 AND id >= 115", time_zone="UTC")
+    text = result.explain()
+    assert "p = 2: partition pruning ruled out 3 files" in text
+    assert "minmax ruled out" in text
+    assert f"skipped {result.skipped} = {result.skipped} ruled out by single conditions + 0" in text
