@@ -93,6 +93,8 @@ class _Plan:
     replaced: int  # indexed files indexed again (changed, or new definitions)
     keep_segments: list[SegmentRef]
     rewrite: dict[str, set[str]]  # segment path -> relative paths still live in it
+    added: list[IndexDef] = field(default_factory=list)  # new definitions only...
+    extend: list[DataFile] = field(default_factory=list)  # ...for these unchanged files
 
 
 def build_index(
@@ -195,7 +197,15 @@ def _attempt(
     new_segments, bytes_read = _run_job(
         runner, location, schema, definitions, plan.to_index, attempt_id, view
     )
-    rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
+    if current and plan.added:
+        extension, extra_bytes = _run_job(
+            runner, location, schema, plan.added, plan.extend, f"{attempt_id}-x", view
+        )
+        bytes_read += extra_bytes
+        rewritten = _widen(location, current, plan, extension, attempt_id)
+        vacuum.delete_segments(location, [s.path for s in extension])  # merged, not needed
+    else:
+        rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
     spark_schema = runner.spark_schema(location) if listing else None
     manifest = Manifest(
         version=(current.version + 1) if current else 1,
@@ -208,7 +218,7 @@ def _attempt(
         partition_columns=tuple(partitions),
         build={
             "build_id": build_id,
-            "files_indexed": len(plan.to_index),
+            "files_indexed": len(plan.to_index) + len(plan.extend),
             "files_unchanged": plan.unchanged,
             "files_removed": plan.removed,
             "files_replaced": plan.replaced,
@@ -222,7 +232,7 @@ def _attempt(
         raise
     return BuildReport(
         version=committed.version,
-        files_indexed=len(plan.to_index),
+        files_indexed=len(plan.to_index) + len(plan.extend),
         files_unchanged=plan.unchanged,
         files_removed=plan.removed,
         files_replaced=plan.replaced,
@@ -321,8 +331,10 @@ def _plan(
     if current is None:
         return _Plan(listing, 0, 0, 0, [], {})
     indexed = read_segments(location, current, base=("path", "size", "mtime_ms"))
-    if [d.field for d in current.indexes] != [d.field for d in definitions]:
-        # New or changed definitions: every file needs every payload again.
+    before = [d.field for d in current.indexes]
+    added = definitions[len(before) :]
+    if [d.field for d in definitions[: len(before)]] != before:
+        # Changed or dropped definitions: every file needs every payload again.
         listed = {f.path for f in listing}
         was = set(indexed.column("path").to_pylist())
         return _Plan(listing, 0, len(was - listed), len(was & listed), [], {})
@@ -349,9 +361,19 @@ def _plan(
         else:
             rewrite[ref.path] = {r[0] for r in rows if r not in dead}
     replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
-    return _Plan(
-        to_index, len(listing) - len(to_index), len(dead) - replaced, replaced, keep, rewrite
-    )
+    unchanged = len(listing) - len(to_index)
+    if not added:
+        return _Plan(to_index, unchanged, len(dead) - replaced, replaced, keep, rewrite)
+    # Added definitions: unchanged files are read for the new columns only, and
+    # every segment is rewritten with the new payloads next to the old ones.
+    live_paths: dict[str, set[str]] = {}
+    offset = 0
+    for ref in current.segments:
+        rows = keys[offset : offset + ref.files]
+        offset += ref.files
+        live_paths[ref.path] = {r[0] for r in rows if r not in dead}
+    extend = [f for f in listing if (f.path, f.size, f.mtime_ms) in indexed_keys]
+    return _Plan(to_index, 0, len(dead) - replaced, replaced, [], live_paths, list(added), extend)
 
 
 def _run_job(
@@ -391,4 +413,39 @@ def _rewrite(
         keep=lambda ref, table: pc.is_in(
             table.column("path"), pa.array(sorted(rewrite[ref.path]), pa.string())
         ),
+    )
+
+
+def _widen(
+    location: TableLocation,
+    current: Manifest,
+    plan: _Plan,
+    extension: list[SegmentRef],
+    attempt_id: str,
+) -> list[SegmentRef]:
+    """The current segments without removed/changed files' rows, with the added
+    definitions' payloads (indexed into ``extension``) as new columns."""
+    added = [d.field for d in plan.added]
+    extra = read_segments(
+        location,
+        replace(current, segments=tuple(extension), indexes=tuple(plan.added)),
+        added,
+        base=("path",),
+    )
+
+    def keep_and_extend(ref: SegmentRef, table: pa.Table) -> pa.Table:
+        live = pa.array(sorted(plan.rewrite[ref.path]), pa.string())
+        table = table.filter(pc.is_in(table.column("path"), live))
+        at = pc.index_in(table.column("path"), extra.column("path"))
+        for name in added:
+            table = table.append_column(name, extra.column(name).take(at))
+        return table
+
+    return copy_segments(
+        location,
+        current,
+        current.segments,
+        [d.field for d in current.indexes],
+        f"{attempt_id}-w",
+        transform=keep_and_extend,
     )

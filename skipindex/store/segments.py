@@ -80,15 +80,19 @@ def copy_segments(
     fields: Sequence[str],
     prefix: str,
     keep: Callable[[SegmentRef, pa.Table], pa.Array] | None = None,
+    transform: Callable[[SegmentRef, pa.Table], pa.Table] | None = None,
 ) -> list[SegmentRef]:
     """New segments holding ``fields`` of ``refs``, and only the rows ``keep``
-    selects (all by default); segments left empty are not written. Build uses it
-    to drop removed files' rows, drop_index to drop index columns."""
+    selects (all by default), passed through ``transform`` if given; segments
+    left empty are not written. Build uses it to drop removed files' rows and to
+    add new index columns, drop_index to drop index columns."""
     out = []
     for number, ref in enumerate(refs):
         table = read_segments(location, replace(manifest, segments=(ref,)), fields, BASE_FIELDS)
         if keep is not None:
             table = table.filter(keep(ref, table))
+        if transform is not None:
+            table = transform(ref, table)
         if len(table):
             out.append(write_segment(location, f"{prefix}{number:05d}", table))
     return out

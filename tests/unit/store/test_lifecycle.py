@@ -9,6 +9,7 @@ import os
 import shutil
 import warnings
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -328,3 +329,34 @@ def test_bitmaps_keep_correct_results_on_random_layout(tmp_path: Path):
         p.name for p in root.glob("*.parquet") if 17 in pq.read_table(p).column("id").to_pylist()
     }
     assert _kept(root, "id = 17") == truth
+
+
+def test_adding_an_index_reads_only_its_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from skipindex import indexer
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(4):
+        ids = list(range(k * 100, k * 100 + 100))
+        table = pa.table({"id": ids, "key": [i * 7 for i in ids], "text": ["x" * 200] * 100})
+        pq.write_table(table, root / f"p{k}.parquet")
+    build_with(root, [si.MinMax("id"), si.MinMax("text")], InProcessRunner())
+    pq.write_table(pa.table({"id": [999], "key": [5], "text": ["y"]}), root / "p9.parquet")  # new
+    (root / "p0.parquet").unlink()  # gone
+    read: list[list[str]] = []
+    original = indexer.read_columns
+
+    def spy(parquet: Any, wanted: Any, view: Any) -> Any:
+        read.append([path[0] for path, _ in wanted])
+        return original(parquet, wanted, view)
+
+    monkeypatch.setattr(indexer, "read_columns", spy)
+    report = build_with(root, [si.Bloom("key")], InProcessRunner())
+    assert sorted(map(tuple, read)) == sorted([("id", "text", "key")] + [("key",)] * 3)
+    assert report.files_indexed == 4
+    assert report.files_removed == 1
+    for key, expected in ((7 * 150, {"p1.parquet"}), (5, {"p9.parquet"}), (7 * 50, set())):
+        assert _kept(root, f"key = {key}") == expected
+    assert _kept(root, "id = 250") == {"p2.parquet"}  # old payloads kept alongside
+    assert _kept(root, "text = 'x'") == set()
+    assert si.describe(root).files_indexed == 4
