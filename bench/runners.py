@@ -38,7 +38,7 @@ class PoolRunner:
             futures = [pool.submit(_one_bin, job, i, b) for i, b in enumerate(bins)]
             return [d for f in futures for d in f.result()]
 
-    def spark_schema(self, location: TableLocation) -> str | None:
+    def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
         return None
 
     def view(self) -> SparkView:

@@ -112,3 +112,11 @@ def _conf(spark: Any, key: str, default: str) -> str:
         return str(spark.conf.get(key, default))
     except Exception:
         return default
+
+
+_GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
+
+
+def escape_glob(path: str) -> str:
+    """Spark globs the paths it is given; a file named ``a[1].parquet`` is literal."""
+    return _GLOB_CHARS.sub(r"\\\1", path)

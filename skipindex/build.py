@@ -206,7 +206,7 @@ def _attempt(
         vacuum.delete_segments(location, [s.path for s in extension])  # merged, not needed
     else:
         rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
-    spark_schema = runner.spark_schema(location) if listing else None
+    spark_schema = runner.spark_schema(location, listing[0]) if listing else None
     manifest = Manifest(
         version=(current.version + 1) if current else 1,
         arrow_schema=schema,

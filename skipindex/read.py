@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import pyarrow as pa
 
+from skipindex._spark import escape_glob
 from skipindex.prune import OnDamaged, PruneResult, Where, prune
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
@@ -16,7 +16,6 @@ from skipindex.store.location import StorageOptions, TableLocation, TablePath, l
 __all__ = ["read"]
 
 _DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
-_GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 
 
 def read(
@@ -57,9 +56,10 @@ def read(
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
     untyped = any(p.type is None for p in result.partitions)
-    if (result.kept == result.total or untyped) and not delta:
+    if (result.kept == result.total or untyped) and not delta and not location.list_files()[1]:
         # Nothing to skip (or partition types only Spark can infer over the whole
-        # table): read the folder the way plain Spark does.
+        # table): read the folder the way plain Spark does, unless it holds files
+        # named as another format (x.csv), which Spark would fail on.
         return reader.parquet(root).filter(condition)
     if schema is None and result.partitions:
         # Spark would type the partition columns over the kept files only, which can
@@ -71,7 +71,7 @@ def read(
     # Listing more than `threshold` explicit paths would start a Spark job.
     spark.conf.set(_DISCOVERY_THRESHOLD, str(max(len(result.files) + 1, 32)))
     try:
-        frame = reader.parquet(*(_escape_glob(f) for f in result.files))
+        frame = reader.parquet(*(escape_glob(f) for f in result.files))
     finally:
         if previous is None:
             spark.conf.unset(_DISCOVERY_THRESHOLD)
@@ -123,8 +123,3 @@ def _spark_type(arrow_type: pa.DataType | None) -> Any:
         pa.string(): T.StringType(),
     }
     return simple.get(arrow_type)
-
-
-def _escape_glob(path: str) -> str:
-    """Spark globs the paths it is given; a file named ``a[1].parquet`` is literal."""
-    return _GLOB_CHARS.sub(r"\\\1", path)

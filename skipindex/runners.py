@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from skipindex._spark import job_description, session_cores, worker_errors
+from skipindex._spark import escape_glob, job_description, session_cores, worker_errors
 from skipindex.indexer import IndexJob, SegmentWritten, index_bins
 from skipindex.progress import spark_progress
 from skipindex.spark_view import SparkView
@@ -32,7 +32,7 @@ class Runner(Protocol):
 
     def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[SegmentWritten]: ...
 
-    def spark_schema(self, location: TableLocation) -> str | None: ...
+    def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None: ...
 
     def view(self) -> SparkView: ...
 
@@ -68,11 +68,13 @@ class SparkRunner:
     def view(self) -> SparkView:
         return SparkView.of_session(self.spark)
 
-    def spark_schema(self, location: TableLocation) -> str | None:
-        """Spark's view of the table (with partition columns), for read()."""
+    def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
+        """Spark's view of the table's columns (with partition columns), for read().
+        One data file: Spark takes data columns from one footer anyway, and reading
+        the folder would trip over files that are not data (``x.csv``)."""
         try:
             reader = self.spark.read.option("basePath", location.user_root)
-            return str(reader.parquet(location.user_root).schema.json())
+            return str(reader.parquet(escape_glob(location.user_path(sample.path))).schema.json())
         except Exception:
             return None
 
@@ -91,7 +93,7 @@ class InProcessRunner:
     def view(self) -> SparkView:
         return self._view
 
-    def spark_schema(self, location: TableLocation) -> str | None:
+    def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
         return None
 
 

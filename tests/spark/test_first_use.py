@@ -103,3 +103,13 @@ def test_progress_lines_while_a_job_runs(spark):
     assert lines, "no progress reported"
     assert all(line.startswith("indexing 4 files: ") for line in lines)
     assert any("/4 tasks" in line and "/4 MB" in line for line in lines)
+
+
+def test_a_csv_file_beside_the_data_is_left_out_everywhere(spark, tmp_path):
+    root = _table(tmp_path / "t", files=2, rows=100)
+    (root / "export.csv").write_text("a,b\n1,2\n")
+    si.build_index(root, [si.MinMax("orderkey")], spark=spark)
+    assert si.describe(root).files_not_parquet == ["export.csv"]
+    assert all(f.endswith(".parquet") for f in si.prune(root, "orderkey >= 0").files)
+    assert si.read(spark, root, "orderkey >= 0").count() == 200  # plain Spark would fail here
+    assert si.read(spark, root, "orderkey = 150").count() == 1
