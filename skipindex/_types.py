@@ -138,3 +138,41 @@ def value_sort_key(value: Any) -> tuple[int, Any]:
 
 def sort_values(values: list[Any]) -> list[Any]:
     return sorted(values, key=value_sort_key)
+
+
+def spark_type_name(arrow_type: pa.DataType) -> str:
+    """The SQL name Spark gives the column (``DATE``, not ``date32[day]``), for messages."""
+    if pat.is_dictionary(arrow_type):
+        return spark_type_name(arrow_type.value_type)
+    if pat.is_decimal(arrow_type):
+        return f"DECIMAL({arrow_type.precision},{arrow_type.scale})"
+    if pat.is_timestamp(arrow_type):
+        return "TIMESTAMP" if arrow_type.tz is not None else "TIMESTAMP_NTZ"
+    if pat.is_struct(arrow_type):
+        inner = ", ".join(f"{f.name}: {spark_type_name(f.type)}" for f in arrow_type)
+        return f"STRUCT<{inner}>"
+    if pat.is_list(arrow_type) or pat.is_large_list(arrow_type):
+        return f"ARRAY<{spark_type_name(arrow_type.value_type)}>"
+    if pat.is_map(arrow_type):
+        return (
+            f"MAP<{spark_type_name(arrow_type.key_type)}, {spark_type_name(arrow_type.item_type)}>"
+        )
+    names = {
+        pa.int8(): "TINYINT",
+        pa.int16(): "SMALLINT",
+        pa.int32(): "INT",
+        pa.int64(): "BIGINT",
+        pa.float32(): "FLOAT",
+        pa.float64(): "DOUBLE",
+        pa.bool_(): "BOOLEAN",
+        pa.date32(): "DATE",
+        pa.null(): "VOID",
+    }
+    if arrow_type in names:
+        return names[arrow_type]
+    domain = domain_of(arrow_type)
+    if domain is Domain.STRING:
+        return "STRING"
+    if domain is Domain.BINARY:
+        return "BINARY"
+    return str(arrow_type).upper()

@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from skipindex._types import spark_type_name
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
 from skipindex.expressions.timezones import fixed_offset_micros, zone_named
 
@@ -166,16 +167,17 @@ def _extract(table: pa.Table, spelled: ColumnPath) -> pa.Array:
 def _as_table_type(array: pa.Array, table_type: pa.DataType, path: ColumnPath) -> pa.Array | str:
     if array.type == table_type:
         return array
+    differ = (
+        f"column '{join_path(path)}' is {spark_type_name(array.type)} here, "
+        f"not {spark_type_name(table_type)}"
+    )
     timestamps = pa.types.is_timestamp(array.type) and pa.types.is_timestamp(table_type)
     if timestamps and (array.type.tz is None) != (table_type.tz is None):
-        return (
-            f"column '{join_path(path)}' is {array.type} here, not {table_type}: "
-            "a zone-less and a zoned timestamp differ to Spark; not indexed"
-        )
+        return f"{differ}: a zone-less and a zoned timestamp differ to Spark; not indexed"
     try:
         return array.cast(normalise_type(table_type), safe=True)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return f"column '{join_path(path)}' is {array.type} here, not {table_type}: not indexed"
+        return f"{differ}: not indexed"
 
 
 def _int96_columns(parquet: pq.ParquetFile) -> set[str]:

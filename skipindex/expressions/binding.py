@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import pyarrow as pa
 
-from skipindex._types import Domain, domain_of, sort_values
+from skipindex._types import Domain, domain_of, sort_values, spark_type_name
 from skipindex.column_paths import column_key, join_path, resolve_path
 from skipindex.errors import InvalidPredicateError, UnknownColumnError
 from skipindex.expressions.coercion import MightMatchError, Target, bounds, coerce
@@ -193,7 +193,7 @@ def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
     if isinstance(leaf, In) and not leaf.literals:  # Column.isin([]): FALSE even for NULL x
         return AlwaysTrue() if leaf.negated else AlwaysFalse()
     if domain is None:
-        reason = f"column '{column.name}' of type {column.type} is not indexable"
+        reason = f"column '{column.name}' of type {spark_type_name(column.type)} is not indexable"
         return Unsupported(str(leaf), reason)
     try:
         if isinstance(leaf, IsNull):

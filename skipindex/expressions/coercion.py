@@ -20,7 +20,7 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.types as pat
 
-from skipindex._types import Domain
+from skipindex._types import Domain, spark_type_name
 from skipindex.errors import UnsupportedTypeError
 from skipindex.expressions.casts import (
     UnrepresentableError,
@@ -105,7 +105,7 @@ def coerce(column: BoundColumn, domain: Domain, lit: Literal) -> Target:
     if domain in (Domain.DATE, Domain.TIMESTAMP) and kind in _TEMPORAL:
         return _temporal(column, domain, lit)
     raise UnsupportedTypeError(
-        f"cannot compare column '{column.name}' of type {arrow_type} with the "
+        f"cannot compare column '{column.name}' of type {spark_type_name(arrow_type)} with the "
         f"{kind.value.upper()} literal {lit}: Spark SQL rejects this comparison; "
         f"write a literal of the column's type"
     )
@@ -131,7 +131,7 @@ def _double(column: BoundColumn, lit: Literal) -> float:
             raise MightMatchError("ANSI and legacy Spark compare it with FLOAT differently")
         return double
     raise UnsupportedTypeError(
-        f"cannot compare column '{column.name}' of type {column.type} with the "
+        f"cannot compare column '{column.name}' of type {spark_type_name(column.type)} with the "
         f"{kind.value.upper()} literal {lit}: Spark SQL rejects this comparison"
     )
 
@@ -255,8 +255,8 @@ def _parsed(parse: Any, text: object) -> Any:
 def _cast_ok(column: BoundColumn, lit: Literal, value: Any) -> Any:
     if value is None:
         raise UnsupportedTypeError(
-            f"cannot compare column '{column.name}' of type {column.type} with {lit}: "
-            f"Spark SQL casts the string to the column's type and that cast fails"
+            f"cannot compare column '{column.name}' of type {spark_type_name(column.type)} "
+            f"with {lit}: Spark SQL casts the string to the column's type and that cast fails"
         )
     return value
 

@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap
 
-from skipindex._types import Domain, domain_of
+from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundLeaf
 
@@ -108,7 +108,7 @@ class IndexKind(ABC):
             accepted = ", ".join(sorted(d.value for d in self.domains))
             raise UnsupportedTypeError(
                 f"index kind '{self.kind}' cannot index column '{column}' of type "
-                f"{arrow_type}; it takes {accepted} columns"
+                f"{spark_type_name(arrow_type)}; it takes {accepted} columns"
             )
         self.column = column
         self.arrow_type = arrow_type

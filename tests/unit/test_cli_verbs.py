@@ -200,3 +200,15 @@ def test_explain_labels_partition_pruning_and_counts_add_up(tmp_path: Path):
     assert "p = 2: partition pruning ruled out 3 files" in text
     assert "minmax ruled out" in text
     assert f"skipped {result.skipped} = {result.skipped} ruled out by single conditions + 0" in text
+
+
+def test_type_errors_name_spark_types(table: Path):
+    with pytest.raises(si.UnsupportedTypeError, match=r"of type BIGINT with"):
+        si.prune(table, "id = DATE '2024-01-01'", time_zone="UTC")
+    from skipindex._types import spark_type_name
+
+    assert spark_type_name(pa.date32()) == "DATE"
+    assert spark_type_name(pa.timestamp("us", "UTC")) == "TIMESTAMP"
+    assert spark_type_name(pa.timestamp("us")) == "TIMESTAMP_NTZ"
+    assert spark_type_name(pa.decimal128(12, 2)) == "DECIMAL(12,2)"
+    assert spark_type_name(pa.struct([("f", pa.int32())])) == "STRUCT<f: INT>"
