@@ -248,7 +248,7 @@ def test_int_rejects_what_spark_rejects(where):
         on(I8, where)
     message = str(info.value)
     assert "'x'" in message
-    assert "int8" in message
+    assert "TINYINT" in message  # named as Spark names it
     assert isinstance(info.value, TypeError)
     assert isinstance(info.value, SkipIndexError)
 
@@ -322,7 +322,7 @@ def test_wide_decimals_against_doubles_might_match():
 
 def test_decimal_rejects_bad_strings_and_other_types():
     for where in ("x = 'abc'", "x = DATE '2020-01-01'", "x = TRUE"):
-        with pytest.raises(UnsupportedTypeError, match="decimal"):
+        with pytest.raises(UnsupportedTypeError, match="DECIMAL"):
             on(D52, where)
 
 
@@ -484,7 +484,7 @@ def test_date64_binds_in_days():
     "where", ["x = 5", "x = 1.5e0", "x = '2020-13-01'", "x = 'soon'", "x = TRUE"]
 )
 def test_dates_reject(where):
-    with pytest.raises(UnsupportedTypeError, match="date32"):
+    with pytest.raises(UnsupportedTypeError, match="DATE"):
         on(DT, where)
 
 
@@ -543,7 +543,7 @@ def test_zone_in_string_against_zone_less_column_might_match():
 
 @pytest.mark.parametrize("where", ["x = 5", "x = 1.5", "x = 'soon'", "x = TRUE"])
 def test_timestamps_reject(where):
-    with pytest.raises(UnsupportedTypeError, match="timestamp"):
+    with pytest.raises(UnsupportedTypeError, match="TIMESTAMP"):
         on(TS_US, where)
 
 
@@ -583,7 +583,7 @@ def test_booleans(where, expected):
 
 @pytest.mark.parametrize("where", ["x = 1", "x = 'maybe'", "x = 1.5e0", "x = DATE '2020-01-01'"])
 def test_booleans_reject(where):
-    with pytest.raises(UnsupportedTypeError, match="bool"):
+    with pytest.raises(UnsupportedTypeError, match="BOOLEAN"):
         on(B, where)
 
 
