@@ -55,7 +55,7 @@ import sys
 from pyspark.sql import SparkSession
 import skipindex as si
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-         .config("spark.pyspark.python", sys.argv[2]).getOrCreate())
+         .getOrCreate())
 spark.sparkContext.setLogLevel("OFF")
 try:
     si.build_index(sys.argv[1], [si.MinMax("orderkey")], spark=spark)
@@ -69,9 +69,11 @@ def test_workers_without_skipindex_fail_with_what_to_set(spark, tmp_path):
     root = _table(tmp_path / "t", files=2, rows=100)
     bare = tmp_path / "bare"
     venv.create(bare, with_pip=False)  # a Python with nothing installed
+    # No PYSPARK_PYTHON: Spark's workers run `python3` from PATH, here a bare one.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    env["PATH"] = f"{bare / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     child = subprocess.run(
-        [sys.executable, "-c", _NO_SKIPINDEX_WORKERS, str(root), str(bare / "bin" / "python")],
+        [sys.executable, "-c", _NO_SKIPINDEX_WORKERS, str(root)],
         capture_output=True,
         text=True,
         env=env,
