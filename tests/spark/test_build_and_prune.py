@@ -129,7 +129,7 @@ def test_bad_input_gets_clear_errors(spark, tmp_path):
     with pytest.raises(si.UnknownColumnError, match=r"'idd'.*id"):
         si.build_index(str(root), [si.MinMax("idd")], spark=spark)
     pq.write_table(pa.table({"flag": [True]}), root / "zz.parquet")
-    with pytest.raises(si.UnsupportedTypeError, match=r"bloom.*'flag'.*bool"):
+    with pytest.raises(si.UnsupportedTypeError, match=r"bloom.*'flag'.*BOOLEAN"):
         si.build_index(str(root), [si.Bloom("flag")], spark=spark)
     (root / "zz.parquet").unlink()
     si.build_index(str(root), [si.MinMax("id")], spark=spark)
