@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from skipindex._types import spark_type_name
+from skipindex.column_paths import field_at
 from skipindex.store.damage import repairable
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions
@@ -56,7 +58,7 @@ class Description:
         for d in self.indexes:
             params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
             lines.append(
-                f"  {d['kind']:<17} {d['column']} ({d['arrow_type']}) {params} "
+                f"  {d['kind']:<17} {d['column']} ({d['spark_type']}) {params} "
                 f"{d['bytes'] / 1e6:.3f} MB"
             )
         return "\n".join(lines)
@@ -102,7 +104,14 @@ def _describe(location: TableLocation) -> Description:
         path=location.user_root,
         version=manifest.version,
         versions_on_disk=len(manifest_versions(location)),
-        indexes=[{**asdict(d), "bytes": field_bytes.get(d.field, 0)} for d in manifest.indexes],
+        indexes=[
+            {
+                **asdict(d),
+                "spark_type": spark_type_name(field_at(manifest.arrow_schema, d.column).type),
+                "bytes": field_bytes.get(d.field, 0),
+            }
+            for d in manifest.indexes
+        ],
         files_listed=len(listing),
         files_indexed=state["indexed"],
         files_stale=state["stale"],
