@@ -17,7 +17,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from skipindex._types import domain_of
 from skipindex.column_paths import column_key, field_at, resolve_path, split_name
@@ -26,6 +25,7 @@ from skipindex.indexer import IndexJob
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
 from skipindex.partitions import partition_names
+from skipindex.planning import make_plan, rewrite, widen
 from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.spark_view import SparkView
 from skipindex.store import vacuum
@@ -39,7 +39,6 @@ from skipindex.store.location import (
 )
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import table_schema
-from skipindex.store.segments import copy_segments, read_segments
 from skipindex.suggest import Suggestion, suggest_for
 
 __all__ = [
@@ -83,18 +82,6 @@ class BuildReport:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    to_index: list[DataFile]
-    unchanged: int
-    removed: int  # indexed files no longer listed
-    replaced: int  # indexed files indexed again (changed, or new definitions)
-    keep_segments: list[SegmentRef]
-    rewrite: dict[str, set[str]]  # segment path -> relative paths still live in it
-    added: list[IndexDef] = field(default_factory=list)  # new definitions only...
-    extend: list[DataFile] = field(default_factory=list)  # ...for these unchanged files
 
 
 def build_index(
@@ -192,7 +179,7 @@ def _attempt(
 ) -> BuildReport:
     view = runner.view()
     current, listing, schema, partitions, (definitions, next_id) = _define(location, specs, view)
-    plan = _plan(location, current, listing, definitions)
+    plan = make_plan(location, current, listing, definitions)
     attempt_id = f"{build_id}-{attempt}"
     new_segments, bytes_read = _run_job(
         runner, location, schema, definitions, plan.to_index, attempt_id, view
@@ -202,10 +189,10 @@ def _attempt(
             runner, location, schema, plan.added, plan.extend, f"{attempt_id}-x", view
         )
         bytes_read += extra_bytes
-        rewritten = _widen(location, current, plan, extension, attempt_id)
+        rewritten = widen(location, current, plan, extension, attempt_id)
         vacuum.delete_segments(location, [s.path for s in extension])  # merged, not needed
     else:
-        rewritten = _rewrite(location, current, plan.rewrite, attempt_id) if current else []
+        rewritten = rewrite(location, current, plan.rewrite, attempt_id) if current else []
     spark_schema = runner.spark_schema(location, listing[0]) if listing else None
     manifest = Manifest(
         version=(current.version + 1) if current else 1,
@@ -322,60 +309,6 @@ def _resolve(
     )
 
 
-def _plan(
-    location: TableLocation,
-    current: Manifest | None,
-    listing: list[DataFile],
-    definitions: list[IndexDef],
-) -> _Plan:
-    if current is None:
-        return _Plan(listing, 0, 0, 0, [], {})
-    indexed = read_segments(location, current, base=("path", "size", "mtime_ms"))
-    before = [d.field for d in current.indexes]
-    added = definitions[len(before) :]
-    if [d.field for d in definitions[: len(before)]] != before:
-        # Changed or dropped definitions: every file needs every payload again.
-        listed = {f.path for f in listing}
-        was = set(indexed.column("path").to_pylist())
-        return _Plan(listing, 0, len(was - listed), len(was & listed), [], {})
-    keys = list(
-        zip(
-            indexed.column("path").to_pylist(),
-            indexed.column("size").to_pylist(),
-            indexed.column("mtime_ms").to_pylist(),
-            strict=True,
-        )
-    )
-    live = {(f.path, f.size, f.mtime_ms) for f in listing}
-    indexed_keys = set(keys)
-    to_index = [f for f in listing if (f.path, f.size, f.mtime_ms) not in indexed_keys]
-    dead = indexed_keys - live
-    keep: list[SegmentRef] = []
-    rewrite: dict[str, set[str]] = {}
-    offset = 0
-    for ref in current.segments:
-        rows = keys[offset : offset + ref.files]
-        offset += ref.files
-        if dead.isdisjoint(rows):
-            keep.append(ref)
-        else:
-            rewrite[ref.path] = {r[0] for r in rows if r not in dead}
-    replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
-    unchanged = len(listing) - len(to_index)
-    if not added:
-        return _Plan(to_index, unchanged, len(dead) - replaced, replaced, keep, rewrite)
-    # Added definitions: unchanged files are read for the new columns only, and
-    # every segment is rewritten with the new payloads next to the old ones.
-    live_paths: dict[str, set[str]] = {}
-    offset = 0
-    for ref in current.segments:
-        rows = keys[offset : offset + ref.files]
-        offset += ref.files
-        live_paths[ref.path] = {r[0] for r in rows if r not in dead}
-    extend = [f for f in listing if (f.path, f.size, f.mtime_ms) in indexed_keys]
-    return _Plan(to_index, 0, len(dead) - replaced, replaced, [], live_paths, list(added), extend)
-
-
 def _run_job(
     runner: Runner,
     location: TableLocation,
@@ -398,54 +331,3 @@ def _run_job(
     )
     written = runner.run(job, pack_bins(files, runner.parallelism))
     return [w.segment for w in written], sum(w.bytes_read for w in written)
-
-
-def _rewrite(
-    location: TableLocation, current: Manifest, rewrite: dict[str, set[str]], attempt_id: str
-) -> list[SegmentRef]:
-    """Copy segments that name removed/changed files, without those rows."""
-    return copy_segments(
-        location,
-        current,
-        [r for r in current.segments if r.path in rewrite],
-        [d.field for d in current.indexes],
-        f"{attempt_id}-r",
-        keep=lambda ref, table: pc.is_in(
-            table.column("path"), pa.array(sorted(rewrite[ref.path]), pa.string())
-        ),
-    )
-
-
-def _widen(
-    location: TableLocation,
-    current: Manifest,
-    plan: _Plan,
-    extension: list[SegmentRef],
-    attempt_id: str,
-) -> list[SegmentRef]:
-    """The current segments without removed/changed files' rows, with the added
-    definitions' payloads (indexed into ``extension``) as new columns."""
-    added = [d.field for d in plan.added]
-    extra = read_segments(
-        location,
-        replace(current, segments=tuple(extension), indexes=tuple(plan.added)),
-        added,
-        base=("path",),
-    )
-
-    def keep_and_extend(ref: SegmentRef, table: pa.Table) -> pa.Table:
-        live = pa.array(sorted(plan.rewrite[ref.path]), pa.string())
-        table = table.filter(pc.is_in(table.column("path"), live))
-        at = pc.index_in(table.column("path"), extra.column("path"))
-        for name in added:
-            table = table.append_column(name, extra.column(name).take(at))
-        return table
-
-    return copy_segments(
-        location,
-        current,
-        current.segments,
-        [d.field for d in current.indexes],
-        f"{attempt_id}-w",
-        transform=keep_and_extend,
-    )
