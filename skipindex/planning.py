@@ -9,6 +9,7 @@ definitions re-index everything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
@@ -61,32 +62,35 @@ def make_plan(
     )
     live = {(f.path, f.size, f.mtime_ms) for f in listing}
     indexed_keys = set(keys)
-    to_index = [f for f in listing if (f.path, f.size, f.mtime_ms) not in indexed_keys]
+    to_index: list[DataFile] = []
+    unchanged: list[DataFile] = []
+    for f in listing:
+        (unchanged if (f.path, f.size, f.mtime_ms) in indexed_keys else to_index).append(f)
     dead = indexed_keys - live
+    live_paths: dict[str, set[str]] = {}  # segment path -> its rows' files still live
     keep: list[SegmentRef] = []
-    rewrite: dict[str, set[str]] = {}
-    offset = 0
-    for ref in current.segments:
-        rows = keys[offset : offset + ref.files]
-        offset += ref.files
-        if dead.isdisjoint(rows):
-            keep.append(ref)
-        else:
-            rewrite[ref.path] = {r[0] for r in rows if r not in dead}
-    replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
-    unchanged = len(listing) - len(to_index)
-    if not added:
-        return Plan(to_index, unchanged, len(dead) - replaced, replaced, keep, rewrite)
-    # Added definitions: unchanged files are read for the new columns only, and
-    # every segment is rewritten with the new payloads next to the old ones.
-    live_paths: dict[str, set[str]] = {}
+    touched: list[SegmentRef] = []
     offset = 0
     for ref in current.segments:
         rows = keys[offset : offset + ref.files]
         offset += ref.files
         live_paths[ref.path] = {r[0] for r in rows if r not in dead}
-    extend = [f for f in listing if (f.path, f.size, f.mtime_ms) in indexed_keys]
-    return Plan(to_index, 0, len(dead) - replaced, replaced, [], live_paths, list(added), extend)
+        (keep if dead.isdisjoint(rows) else touched).append(ref)
+    replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
+    removed = len(dead) - replaced
+    if not added:
+        rewrite = {r.path: live_paths[r.path] for r in touched}
+        return Plan(to_index, len(unchanged), removed, replaced, keep, rewrite)
+    # Added definitions: unchanged files are read for the new columns only, and
+    # every segment is rewritten with the new payloads next to the old ones.
+    return Plan(to_index, 0, removed, replaced, [], live_paths, list(added), unchanged)
+
+
+def _live_rows(live_paths: dict[str, set[str]]) -> Callable[[SegmentRef, pa.Table], pa.Array]:
+    """copy_segments' ``keep``: the rows of files still live in each segment."""
+    return lambda ref, table: pc.is_in(
+        table.column("path"), pa.array(sorted(live_paths[ref.path]), pa.string())
+    )
 
 
 def rewrite(
@@ -99,9 +103,7 @@ def rewrite(
         [r for r in current.segments if r.path in rewrite],
         [d.field for d in current.indexes],
         f"{attempt_id}-r",
-        keep=lambda ref, table: pc.is_in(
-            table.column("path"), pa.array(sorted(rewrite[ref.path]), pa.string())
-        ),
+        keep=_live_rows(rewrite),
     )
 
 
@@ -122,9 +124,7 @@ def widen(
         base=("path",),
     )
 
-    def keep_and_extend(ref: SegmentRef, table: pa.Table) -> pa.Table:
-        live = pa.array(sorted(plan.rewrite[ref.path]), pa.string())
-        table = table.filter(pc.is_in(table.column("path"), live))
+    def extend(ref: SegmentRef, table: pa.Table) -> pa.Table:
         at = pc.index_in(table.column("path"), extra.column("path"))
         for name in added:
             table = table.append_column(name, extra.column(name).take(at))
@@ -136,5 +136,6 @@ def widen(
         current.segments,
         [d.field for d in current.indexes],
         f"{attempt_id}-w",
-        transform=keep_and_extend,
+        keep=_live_rows(plan.rewrite),
+        transform=extend,
     )
