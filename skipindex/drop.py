@@ -59,10 +59,15 @@ def _drop(
     all: bool,
 ) -> list[IndexDef]:
     for _ in range(_ATTEMPTS):
-        if all and _unreadable(location):
+        try:
+            current = load_latest(location)
+        except IndexFormatVersionError:
+            raise
+        except IndexCorruptError:
+            if not all:
+                raise
             _delete_index(location)  # dropping everything needs no definitions
             return []
-        current = load_latest(location)
         if current is None:
             return []
         indexed = {d.column for d in current.indexes}
@@ -106,16 +111,6 @@ def _drop(
     raise ConflictError(
         f"could not drop indexes of {location.user_root}: too many concurrent builds"
     )
-
-
-def _unreadable(location: TableLocation) -> bool:
-    try:
-        load_latest(location)
-    except IndexFormatVersionError:
-        return False
-    except IndexCorruptError:
-        return True
-    return False
 
 
 def _delete_index(location: TableLocation) -> None:
