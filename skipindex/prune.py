@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import tzinfo
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
@@ -72,6 +72,8 @@ class PruneResult:
     spark_schema: str | None = field(default=None, repr=False)  # for read()
     time_zone: str = "UTC"
     partitions: list[PartitionColumn] = field(default_factory=list, repr=False)  # for read()
+    # Files under the table named as another format (x.csv): not data, left out.
+    not_parquet: list[str] = field(default_factory=list, repr=False)
 
     @property
     def kept(self) -> int:
@@ -178,15 +180,16 @@ def prune(
         raise InvalidPredicateError(f"time_zone: {exc}") from None
     session = _Session(zone, zone_text, case_sensitive)
     location = locate(path, storage_options)
-    listing = location.list_data_files()
+    listing, not_parquet = location.list_files()
     try:
-        return _prune_latest(location, listing, where, session, started)
+        result = _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
         if on_damaged == "raise":
             with repairable(location.user_root):
                 raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
-        return _keep_all(location, listing, where, started, f"{exc}; kept every file")
+        result = _keep_all(location, listing, where, started, f"{exc}; kept every file")
+    return replace(result, not_parquet=not_parquet)
 
 
 def _column_session_zone(where: Where) -> str | None:

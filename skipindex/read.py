@@ -56,7 +56,7 @@ def read(
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
     untyped = any(p.type is None for p in result.partitions)
-    if (result.kept == result.total or untyped) and not delta and not location.list_files()[1]:
+    if (result.kept == result.total or untyped) and not delta and not result.not_parquet:
         # Nothing to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
@@ -83,7 +83,9 @@ def read(
 def _delta_schema(location: TableLocation) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return from_arrow_schema(delta_arrow_schema(location.uri, dict(location.options)))
+    return from_arrow_schema(
+        delta_arrow_schema(location.uri, location.user_root, dict(location.options))
+    )
 
 
 def _schema(result: PruneResult) -> Any:

@@ -31,17 +31,7 @@ def is_delta(fs: Any, root: str) -> bool:
 
 def delta_files(uri: str, user_root: str, options: dict[str, str]) -> list[tuple[str, int, int]]:
     """(path relative to the root, size, modification time in ms) of every active file."""
-    try:
-        from deltalake import DeltaTable
-    except ImportError:
-        raise NotATableError(
-            f"{user_root} is a Delta table (it has {DELTA_LOG}/); reading its snapshot needs "
-            "the deltalake package: pip install 'skipindex[delta]'"
-        ) from None
-    try:
-        table = DeltaTable(uri, storage_options=_delta_options(options) or None)
-    except Exception as exc:  # deltalake raises its own TableNotFoundError, DeltaError...
-        raise NotATableError(f"cannot read the Delta log of {user_root}: {exc}") from exc
+    table = _open(uri, user_root, options)
     mapping = table.metadata().configuration.get("delta.columnMapping.mode", "none")
     if mapping not in (None, "", "none"):
         raise UnsupportedTableError(
@@ -97,9 +87,21 @@ def _delta_options(options: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def delta_arrow_schema(uri: str, options: dict[str, str]) -> pa.Schema:
+def delta_arrow_schema(uri: str, user_root: str, options: dict[str, str]) -> pa.Schema:
     """The table's schema as the Delta log states it (partition columns typed)."""
-    from deltalake import DeltaTable
+    return pa.schema(_open(uri, user_root, options).schema().to_arrow())
 
-    table = DeltaTable(uri, storage_options=_delta_options(options) or None)
-    return pa.schema(table.schema().to_arrow())
+
+def _open(uri: str, user_root: str, options: dict[str, str]) -> Any:
+    """The Delta table's current snapshot (a ``deltalake.DeltaTable``)."""
+    try:
+        from deltalake import DeltaTable
+    except ImportError:
+        raise NotATableError(
+            f"{user_root} is a Delta table (it has {DELTA_LOG}/); reading its snapshot needs "
+            "the deltalake package: pip install 'skipindex[delta]'"
+        ) from None
+    try:
+        return DeltaTable(uri, storage_options=_delta_options(options) or None)
+    except Exception as exc:  # deltalake raises its own TableNotFoundError, DeltaError...
+        raise NotATableError(f"cannot read the Delta log of {user_root}: {exc}") from exc
