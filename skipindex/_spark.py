@@ -50,7 +50,7 @@ def session_cores(spark: Any) -> int:
     classic session; on Spark Connect (no SparkContext) what the master says."""
     with suppress(Exception):  # Connect: no SparkContext on the client
         return int(spark.sparkContext.defaultParallelism)
-    master = str(_conf(spark, "spark.master", "local[*]"))
+    master = str(session_conf(spark, "spark.master", "local[*]"))
     inside = master[master.find("[") + 1 : master.find("]")] if "[" in master else ""
     if inside.isdigit():
         return int(inside)
@@ -93,7 +93,7 @@ def worker_errors(spark: Any) -> Iterator[None]:
         missing = _MISSING_MODULE.search(text)
         if missing is None:
             raise
-        worker = _conf(spark, "spark.pyspark.python", "") or os.environ.get(
+        worker = session_conf(spark, "spark.pyspark.python", "") or os.environ.get(
             "PYSPARK_PYTHON", "python3 (Spark's default)"
         )
         raise WorkerEnvironmentError(
@@ -107,7 +107,8 @@ def worker_errors(spark: Any) -> Iterator[None]:
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
 
-def _conf(spark: Any, key: str, default: str) -> str:
+def session_conf(spark: Any, key: str, default: str) -> str:
+    """A session setting; ``default`` where the session refuses the key (Connect)."""
     try:
         return str(spark.conf.get(key, default))
     except Exception:

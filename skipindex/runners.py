@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterator, Sequence
+from contextlib import nullcontext
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -57,12 +58,13 @@ class SparkRunner:
         frame = self.spark.range(0, len(bins), 1, numPartitions=len(bins))
         description = f"skipindex: index {files} files of {job.user_root}"
         size = sum(f.size for b in bins for f in b)
-        with job_description(self.spark, description), worker_errors(self.spark):
-            if self.progress:
-                with spark_progress(self.spark, f"indexing {files} files", size):
-                    rows = frame.mapInArrow(task, "written string").collect()
-            else:
-                rows = frame.mapInArrow(task, "written string").collect()
+        reporting = (
+            spark_progress(self.spark, f"indexing {files} files", size)
+            if self.progress
+            else nullcontext()
+        )
+        with job_description(self.spark, description), worker_errors(self.spark), reporting:
+            rows = frame.mapInArrow(task, "written string").collect()
         return [SegmentWritten.from_json(row.written) for row in rows]
 
     def view(self) -> SparkView:

@@ -69,11 +69,10 @@ class SparkView:
 
     @classmethod
     def of_session(cls, spark: Any) -> SparkView:
+        from skipindex._spark import session_conf
+
         def conf(key: str, default: str) -> str:
-            try:
-                return str(spark.conf.get(key, default))
-            except Exception:  # Connect sessions may refuse some keys: keep Spark's default
-                return default
+            return session_conf(spark, key, default)
 
         return cls(
             case_sensitive=conf("spark.sql.caseSensitive", "false").lower() == "true",
