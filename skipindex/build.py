@@ -135,10 +135,10 @@ def build_with(
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
     location = locate(path, storage_options)
-    location.list_data_files()  # a missing path must fail before anything is written
+    listing = location.list_data_files()  # a missing path fails before anything is written
     build_id = vacuum.new_build_id()
     with repairable(location.user_root):
-        chosen = _choose(location, specs)
+        chosen = _choose(location, specs, listing)
         if chosen:
             specs = [c.spec for c in chosen]
         with vacuum.in_flight(location, build_id):
@@ -157,11 +157,13 @@ def build_with(
     raise AssertionError("unreachable")
 
 
-def _choose(location: TableLocation, specs: Sequence[IndexSpec] | None) -> list[Suggestion]:
+def _choose(
+    location: TableLocation, specs: Sequence[IndexSpec] | None, listing: list[DataFile]
+) -> list[Suggestion]:
     """A first build without definitions indexes what :mod:`skipindex.suggest` picks."""
     if specs is not None or load_latest(location) is not None:
         return []
-    chosen = suggest_for(location, location.list_data_files())
+    chosen = suggest_for(location, listing)
     if not chosen:
         raise InvalidSpecError(
             f"{location.user_root} has no index yet and no column skipindex can index was "
@@ -184,7 +186,7 @@ def _attempt(
     new_segments, bytes_read = _run_job(
         runner, location, schema, definitions, plan.to_index, attempt_id, view
     )
-    if current and plan.added:
+    if current and plan.added:  # (added definitions imply a current index)
         extension, extra_bytes = _run_job(
             runner, location, schema, plan.added, plan.extend, f"{attempt_id}-x", view
         )

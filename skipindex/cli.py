@@ -41,11 +41,11 @@ def parse_index_option(text: str) -> IndexSpec:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from skipindex.build import build_index, check_specs
+    from skipindex.build import SparkRunner, build_with, check_specs
 
     specs = [parse_index_option(i) for i in args.index] or None
-    check_specs(args.path, specs)  # before Spark starts
-    report = build_index(args.path, specs, spark=_spark(args.cores), progress=not args.json)
+    check_specs(args.path, specs)  # before Spark starts (build_index would check after it)
+    report = build_with(args.path, specs, SparkRunner(_spark(args.cores), progress=not args.json))
     _emit(args, report.to_dict(), str(report))
     return 0
 
