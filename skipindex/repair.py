@@ -25,6 +25,7 @@ from typing import Any
 
 from skipindex.errors import IndexCorruptError, IndexFormatVersionError
 from skipindex.store import vacuum
+from skipindex.store.cache import segment_cache
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import (
     Manifest,
@@ -98,6 +99,7 @@ def repair(
         if damaged:
             location.fs.delete_dir(location.index_dir)
         return RepairReport(location.user_root, damaged, None, 0, index_removed=bool(damaged))
+    segment_cache.clear()  # check what is on disk, not what this process read earlier
     good = []
     lost = 0
     for ref in base.segments:
