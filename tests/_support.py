@@ -245,3 +245,12 @@ def _spark_schema_json() -> dict[str, Any]:
 
 def days(n: int) -> timedelta:
     return timedelta(days=n)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now, for servers the tests start."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

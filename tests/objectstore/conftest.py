@@ -13,6 +13,8 @@ from collections.abc import Iterator
 import pyarrow.fs as pafs
 import pytest
 
+from tests._support import free_port
+
 CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "skipindex-test",
     "AWS_SECRET_ACCESS_KEY": "skipindex-secret",
@@ -20,15 +22,9 @@ CREDENTIALS = {
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def s3_endpoint() -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     process = subprocess.Popen(  # this interpreter's moto, not whatever is on PATH
         [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import socket
 import subprocess
 import sys
 import uuid
@@ -22,6 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
+from tests._support import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -41,15 +41,9 @@ while True:
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def connect() -> Iterator[Any]:
-    port, token = _free_port(), uuid.uuid4().hex
+    port, token = free_port(), uuid.uuid4().hex
     # Not the classic session's gateway (PYSPARK_GATEWAY_*): a JVM of its own.
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
     env.update(PYSPARK_PYTHON=sys.executable, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
