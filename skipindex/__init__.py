@@ -31,6 +31,7 @@ from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.range_bitmap import RangeBitmap
+from skipindex.layout.cluster import ClusterReport, VerificationError, cluster
 from skipindex.prune import PruneResult, prune
 from skipindex.read import read
 from skipindex.repair import RepairReport, repair
@@ -43,6 +44,7 @@ __all__ = [
     "BitSlicedBitmap",
     "Bloom",
     "BuildReport",
+    "ClusterReport",
     "ConflictError",
     "Description",
     "EqualityBitmap",
@@ -60,9 +62,11 @@ __all__ = [
     "UnknownColumnError",
     "UnsupportedTableError",
     "UnsupportedTypeError",
+    "VerificationError",
     "WorkerEnvironmentError",
     "__version__",
     "build_index",
+    "cluster",
     "describe",
     "drop_index",
     "prune",

@@ -1,4 +1,4 @@
-"""``skipindex build|prune|describe|drop|vacuum|repair|demo``: the library on the command line."""
+"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|demo``: the library, from a shell."""
 
 from __future__ import annotations
 
@@ -115,6 +115,29 @@ def _repair(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cluster(args: argparse.Namespace) -> int:
+    from skipindex.layout.cluster import cluster
+
+    if not (args.dst or args.in_place or args.dry_run):
+        raise InvalidSpecError(
+            "say where the clustered table goes: --dst FOLDER, or --in-place to rewrite it"
+        )
+    options = {
+        "by": [c for item in args.by for c in item.split(",") if c] or None,
+        "curve": args.curve,
+        "target_file_bytes": int(args.target_mb * 1024 * 1024),
+        "where": args.where,
+        "indexes": [parse_index_option(i) for i in args.index] or None,
+        "noise": not args.no_noise,
+    }
+    if args.dry_run:
+        report = cluster(args.path, args.dst, dry_run=True, **options)
+    else:
+        report = cluster(args.path, args.dst, spark=_spark(args.cores), **options)
+    _emit(args, report.to_dict(), str(report))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from skipindex.demo import run_demo
 
@@ -189,6 +212,41 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only fall back and drop damaged parts; do not start Spark to re-index",
     )
+
+    cluster = verb(
+        "cluster",
+        "rewrite a table so that rows with close values share files (runs Spark)",
+        _cluster,
+    )
+    target = cluster.add_mutually_exclusive_group()
+    target.add_argument("--dst", help="write the clustered table here (a new or empty folder)")
+    target.add_argument(
+        "--in-place", action="store_true", help="rewrite the table itself, by a staged swap"
+    )
+    cluster.add_argument(
+        "--by",
+        action="append",
+        default=[],
+        metavar="COL[,COL...]",
+        help="columns to cluster by (1 to 8); without --by: only bin-pack small files",
+    )
+    cluster.add_argument("--curve", choices=["hilbert", "zorder", "linear"], default="hilbert")
+    cluster.add_argument(
+        "--target-mb", type=float, default=128, help="target file size in MiB (default 128)"
+    )
+    cluster.add_argument("--where", help="cluster only the files that may hold matching rows")
+    cluster.add_argument(
+        "--index",
+        action="append",
+        default=[],
+        metavar="KIND:COLUMN[:k=v,...]",
+        help="index the result with these (default: minmax on the --by columns)",
+    )
+    cluster.add_argument(
+        "--no-noise", action="store_true", help="do not spread one heavy key over several files"
+    )
+    cluster.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    cluster.add_argument("--cores", default="*", help="local Spark cores (default: all)")
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 
 from skipindex._types import spark_type_name
 from skipindex.column_paths import field_at
+from skipindex.layout.plan import PENDING, load_plans
 from skipindex.store.damage import repairable
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions
@@ -36,11 +37,21 @@ class Description:
     files_not_parquet: list[str] = field(default_factory=list)  # left out by their extension
     segments: int = 0
     index_bytes: int = 0
+    clusters: list[dict[str, Any]] = field(default_factory=list)  # cluster plans, oldest first
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
+        return "\n".join([self._index_lines(), *self._cluster_lines()])
+
+    def _cluster_lines(self) -> list[str]:
+        pending = [c for c in self.clusters if c["state"] in PENDING]
+        if pending:  # what a crash left: the next cluster finishes or rolls it back
+            return ["cluster plans not finished:", *(f"  {c['summary']}" for c in pending)]
+        return [f"last cluster: {self.clusters[-1]['summary']}"] if self.clusters else []
+
+    def _index_lines(self) -> str:
         if self.version is None:
             return f"{self.path}: no skipindex index ({self.files_listed} data files)"
         lines = [
@@ -72,6 +83,14 @@ def describe(path: TablePath, *, storage_options: StorageOptions | None = None) 
 
 
 def _describe(location: TableLocation) -> Description:
+    clusters = [
+        {"plan_id": p.plan_id, "state": p.state, "summary": p.summary()}
+        for p in load_plans(location)
+    ]
+    return replace(_describe_index(location), clusters=clusters)
+
+
+def _describe_index(location: TableLocation) -> Description:
     listing, not_parquet = location.list_files()
     manifest = load_latest(location)
     if manifest is None:

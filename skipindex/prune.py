@@ -28,6 +28,7 @@ from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
+from skipindex.layout.commit import settled_listing
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
@@ -74,6 +75,9 @@ class PruneResult:
     partitions: list[PartitionColumn] = field(default_factory=list, repr=False)  # for read()
     # Files under the table named as another format (x.csv): not data, left out.
     not_parquet: list[str] = field(default_factory=list, repr=False)
+    # Files left out because an in-place cluster was swapping them: a plain listing
+    # of the folder would not be consistent now.
+    swapping: list[str] = field(default_factory=list, repr=False)
 
     @property
     def kept(self) -> int:
@@ -181,6 +185,7 @@ def prune(
     session = _Session(zone, zone_text, case_sensitive)
     location = locate(path, storage_options)
     listing, not_parquet = location.list_files()
+    listing, swapping = settled_listing(location, listing, location.list_data_files)
     try:
         result = _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
@@ -189,7 +194,7 @@ def prune(
                 raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         result = _keep_all(location, listing, where, started, f"{exc}; kept every file")
-    return replace(result, not_parquet=not_parquet)
+    return replace(result, not_parquet=not_parquet, swapping=swapping)
 
 
 def _column_session_zone(where: Where) -> str | None:

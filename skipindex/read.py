@@ -48,7 +48,7 @@ def read(
     # A Delta folder holds files earlier commits removed: read only the snapshot's
     # files (never the folder), typed as the Delta log types them.
     delta = location.is_delta
-    schema = _delta_schema(location) if delta else _schema(result)
+    schema = delta_spark_schema(location) if delta else _schema(result)
     condition = where  # DataFrame.filter takes SQL text and (classic or Connect) Columns
     if not result.files:
         if schema is None:
@@ -56,7 +56,8 @@ def read(
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
     untyped = any(p.type is None for p in result.partitions)
-    if (result.kept == result.total or untyped) and not delta and not result.not_parquet:
+    listing_is_safe = not (delta or result.not_parquet or result.swapping)
+    if (result.kept == result.total or untyped) and listing_is_safe:
         # Nothing to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
@@ -80,7 +81,7 @@ def read(
     return frame.filter(condition)
 
 
-def _delta_schema(location: TableLocation) -> Any:
+def delta_spark_schema(location: TableLocation) -> Any:
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(

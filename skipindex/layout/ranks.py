@@ -102,14 +102,15 @@ def _numpy_comparable(arrow_type: pa.DataType) -> bool:
 
 
 def _ranks_numeric(column: pa.Array, bounds: pa.Array) -> np.ndarray[Any, Any]:
-    def plain(array: pa.Array) -> Any:
+    def plain(array: pa.Array) -> np.ndarray[Any, Any]:
         if pa.types.is_temporal(array.type):  # same width integers, same order
             array = array.view(pa.int32() if array.type.bit_width == 32 else pa.int64())
-        return array.fill_null(0).to_numpy(zero_copy_only=False)
+        return np.asarray(array.fill_null(0).to_numpy(zero_copy_only=False))
 
     data = plain(column)
     cuts = plain(bounds.cast(column.type))[1:]
-    return (np.searchsorted(cuts, data, side="right") + 1).astype(np.uint32)
+    out: np.ndarray[Any, Any] = np.searchsorted(cuts, data, side="right") + 1
+    return out.astype(np.uint32)
 
 
 def _ranks_sorted(column: pa.Array, bounds: pa.Array) -> np.ndarray[Any, Any]:

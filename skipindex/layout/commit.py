@@ -1,0 +1,141 @@
+"""Putting a verified cluster in place, finishing or undoing an interrupted one,
+and the readers' side of an in-place swap. No Spark here: ``prune`` uses it.
+
+An in-place commit moves each group's new files in, then its old files out to
+``_skipindex/cluster/<plan_id>/replaced/``. A listing taken meanwhile can show
+a group old and new at once (never neither, because the old files leave only
+after all new ones arrived). :func:`settled_listing` turns any listing into a
+consistent one: where all of a group's new files are listed its old ones are
+hidden, else its new ones are, and a listing that shows a group half gone (the
+file system's listing was not one snapshot) is taken again.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from contextlib import suppress
+
+import pyarrow.fs as pafs
+
+from skipindex.errors import ConflictError
+from skipindex.layout.plan import ClusterPlan, Move, load_plan, plans_dir, save_plan
+from skipindex.store.location import DataFile, TableLocation
+
+__all__ = [
+    "finish",
+    "new_file_name",
+    "replaced_dir",
+    "roll_back",
+    "settled_listing",
+    "staging_dir",
+]
+
+_NEW_FILE = re.compile(r"^si-cluster-(\d+-[0-9a-f]{8})-\d+\.parquet$")
+RELIST_ATTEMPTS = 100
+RELIST_PAUSE_S = 0.05
+
+
+def new_file_name(plan_id: str, number: int) -> str:
+    return f"si-cluster-{plan_id}-{number:05d}.parquet"
+
+
+def staging_dir(location: TableLocation, plan_id: str) -> str:
+    """Where new files are written and checked: hidden from every reader."""
+    return f"{plans_dir(location)}/{plan_id}/staged"
+
+
+def replaced_dir(location: TableLocation, plan_id: str) -> str:
+    return f"{plans_dir(location)}/{plan_id}/replaced"
+
+
+def _exists(fs: pafs.FileSystem, path: str) -> bool:
+    return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
+
+
+def finish(location: TableLocation, target: TableLocation, plan: ClusterPlan) -> ClusterPlan:
+    """Make the plan's moves (``target`` holds them: the destination, or the table
+    itself in place). Moves already made are skipped, so this also resumes."""
+    for move in plan.moves:
+        if _exists(target.fs, move.source):
+            target.fs.create_dir(move.target.rsplit("/", 1)[0], recursive=True)
+            target.fs.move(move.source, move.target)
+        elif not _exists(target.fs, move.target):
+            raise ConflictError(
+                f"cluster plan {plan.plan_id}: {move.source} is gone and {move.target} "
+                "was never written; the plan cannot be completed"
+            )
+    with suppress(FileNotFoundError):
+        target.fs.delete_dir(staging_dir(target, plan.plan_id))
+    return save_plan(location, plan.advance("completed"))
+
+
+def roll_back(
+    location: TableLocation, target: TableLocation, plan: ClusterPlan, why: str
+) -> ClusterPlan:
+    """Delete what the plan staged; the table was never touched before ``committing``."""
+    with suppress(FileNotFoundError):
+        target.fs.delete_dir(f"{plans_dir(target)}/{plan.plan_id}")
+    return save_plan(location, plan.advance("rolled_back", message=why))
+
+
+def settled_listing(
+    location: TableLocation, listing: list[DataFile], relist: Callable[[], list[DataFile]]
+) -> tuple[list[DataFile], list[str]]:
+    """The listing as it is before or after each in-place cluster swap it catches in
+    the middle, and the files hidden to make it so."""
+    for _ in range(RELIST_ATTEMPTS):
+        plan_ids = {m.group(1) for f in listing if (m := _NEW_FILE.match(_base(f.path)))}
+        if not plan_ids:
+            return listing, []
+        names = {f.path for f in listing}
+        hidden: set[str] = set()
+        settled = True
+        for plan_id in sorted(plan_ids):
+            plan = load_plan(location, plan_id)
+            if plan is None or plan.destination is not None:
+                continue
+            for group in plan.groups:
+                old, new = set(group.files), set(group.written)
+                if not old & names:
+                    continue
+                if new <= names:
+                    hidden |= old
+                elif old <= names:
+                    hidden |= new & names
+                else:
+                    settled = False
+        if settled:
+            return [f for f in listing if f.path not in hidden], sorted(hidden)
+        time.sleep(RELIST_PAUSE_S)
+        listing = relist()
+    raise ConflictError(
+        f"{location.user_root}: the listing kept changing under an in-place cluster commit; "
+        "try again"
+    )
+
+
+def _base(path: str) -> str:
+    return path.rsplit("/", 1)[-1]
+
+
+def moves_in_place(location: TableLocation, plan: ClusterPlan) -> tuple[Move, ...]:
+    """New files in first, then old files out: never a moment with neither."""
+    staged = staging_dir(location, plan.plan_id)
+    arrive = [
+        Move(f"{staged}/{path}", location.fs_path(path)) for g in plan.groups for path in g.written
+    ]
+    leave = [
+        Move(location.fs_path(path), f"{replaced_dir(location, plan.plan_id)}/{path}")
+        for path in plan.rewritten
+    ]
+    return (*arrive, *leave)
+
+
+def moves_to(destination: TableLocation, plan: ClusterPlan, copied: list[str]) -> tuple[Move, ...]:
+    staged = staging_dir(destination, plan.plan_id)
+    written = [path for g in plan.groups for path in g.written]
+    return tuple(
+        Move(f"{staged}/{path}", destination.fs_path(path)) for path in [*written, *copied]
+    )

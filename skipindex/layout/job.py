@@ -1,0 +1,116 @@
+"""The Spark side of ``cluster``: read, sample, write, and fingerprint rows.
+
+Rows are read and written by Spark, never by pyarrow: the new files must hold
+the values Spark reads from the old ones (INT96, LEGACY-rebased dates,
+partition values typed over the whole table), and only Spark can promise that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+
+from skipindex._spark import escape_glob, job_description, worker_errors
+from skipindex.layout.keys import FILE, GROUP, HELPER_COLUMNS, KEY, PATH, SLOT, KeyModel
+
+__all__ = ["Fingerprint", "fingerprint", "hash_slots", "read_files", "sample", "write_groups"]
+
+_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+Fingerprint = tuple[int, int, int]
+
+
+def read_files(spark: Any, root: str, files: Sequence[str], schema: Any) -> Any:
+    """The rows of ``files`` (user paths under ``root``), typed by ``schema`` (the
+    whole table's, partition columns included), with no listing job."""
+    previous = spark.conf.get(_THRESHOLD, None)
+    spark.conf.set(_THRESHOLD, str(max(len(files) + 1, 32)))
+    try:
+        reader = spark.read.option("basePath", root).schema(schema)
+        return reader.parquet(*(escape_glob(f) for f in files))
+    finally:
+        if previous is None:
+            spark.conf.unset(_THRESHOLD)
+        else:
+            spark.conf.set(_THRESHOLD, previous)
+
+
+def sample(frame: Any, by: Sequence[str], fraction: float, seed: int) -> pa.Table:
+    """A uniform sample of the ``by`` columns and each row's file, as Arrow."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    columns = [frame[c].alias(c) for c in by] + [F.col("_metadata.file_path").alias(PATH)]
+    picked = frame.select(*columns)
+    if fraction < 1:
+        picked = picked.sample(fraction=fraction, seed=seed)
+    return picked.toArrow()
+
+
+def hash_slots(spark: Any, partitions: int) -> list[int]:
+    """For each partition number p, a LONG whose Spark hash puts it in partition p
+    of ``repartition(partitions, col)``: asking Spark, rather than copying its
+    Murmur3, keeps this true whatever Spark does."""
+    found: dict[int, int] = {}
+    span = partitions * 32
+    start = 0
+    while len(found) < partitions:
+        rows = (
+            spark.range(start, start + span)
+            .selectExpr("id", f"pmod(hash(id), {partitions}) AS p")
+            .groupBy("p")
+            .min("id")
+            .collect()
+        )
+        for p, smallest in rows:
+            found.setdefault(int(p), int(smallest))
+        start += span
+    return [found[p] for p in range(partitions)]
+
+
+def write_groups(
+    frame: Any,
+    model: KeyModel,
+    outputs: int,
+    drop: Sequence[str],
+    target: str,
+    description: str,
+) -> None:
+    """Every output file written as ``<target>/_si_group=G/_si_file=F/part-*.parquet``:
+    one Spark partition per output file, its rows sorted by key, then by the
+    ``by`` columns themselves."""
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.types import LongType, StructField, StructType
+
+    spark = frame.sparkSession
+    with_path = frame.select("*", F.col("_metadata.file_path").alias(PATH))
+    schema = StructType(
+        [*with_path.schema.fields, *(StructField(c, LongType(), False) for c in HELPER_COLUMNS)]
+    )
+    keyed = with_path.mapInArrow(model.assign, schema)
+    laid_out = (
+        keyed.repartition(outputs, SLOT)
+        .sortWithinPartitions(GROUP, FILE, KEY, *model.by)
+        .drop(PATH, SLOT, KEY, *drop)
+    )
+    with job_description(spark, description), worker_errors(spark):
+        laid_out.write.mode("errorifexists").partitionBy(GROUP, FILE).parquet(target)
+
+
+def fingerprint(frame: Any) -> Fingerprint:
+    """Row count and two order-independent sums of per-row hashes over every
+    column: equal multisets of rows give equal fingerprints."""
+    from pyspark.sql import functions as F  # noqa: N812
+    from pyspark.sql.types import MapType
+
+    columns = [
+        F.to_json(frame[f.name]) if isinstance(f.dataType, MapType) else frame[f.name]
+        for f in frame.schema.fields
+    ]
+    wide = "decimal(38,0)"  # a LONG sum would overflow (and fail under ANSI)
+    row = frame.agg(
+        F.count(F.lit(1)),
+        F.sum(F.xxhash64(*columns).cast(wide)),
+        F.sum(F.hash(*columns).cast(wide)),
+    ).first()
+    return int(row[0]), int(row[1] or 0), int(row[2] or 0)
