@@ -44,9 +44,11 @@ class KeyModel:
     slots: tuple[int, ...]  # per output file: a LONG Spark's hash sends to that partition
     noise: bool = True
 
-    def keys(self, columns: Sequence[pa.Array | pa.ChunkedArray]) -> np.ndarray[Any, Any]:
-        if self.curve == "none" or not columns:
-            return np.zeros(len(columns[0]) if columns else 0, dtype=np.uint64)
+    def keys(
+        self, columns: Sequence[pa.Array | pa.ChunkedArray], rows: int
+    ) -> np.ndarray[Any, Any]:
+        if self.curve == "none":
+            return np.zeros(rows, dtype=np.uint64)
         rank_columns = [ranks(c, b) for c, b in zip(columns, self.bounds, strict=True)]
         return CURVES[self.curve](rank_columns, self.bits)
 
@@ -81,7 +83,7 @@ class KeyModel:
         """mapInArrow body: every batch with GROUP, FILE, SLOT and KEY appended."""
         slots = np.asarray(self.slots, dtype=np.int64)
         for number, batch in enumerate(batches):
-            keys = self.keys([batch.column(c) for c in self.by])
+            keys = self.keys([batch.column(c) for c in self.by], batch.num_rows)
             groups = self.groups(batch.column(PATH))
             files = self.outputs(groups, keys, seed=number)
             yield _append(batch, groups, files, slots[files], keys.astype(np.int64))
@@ -115,7 +117,7 @@ def fit(
     model = KeyModel(
         tuple(by), bounds, curve, bits, depth, group_of_file, (), first, tuple(slots), noise
     )
-    keys = model.keys([sample.column(c) for c in by])
+    keys = model.keys([sample.column(c) for c in by], sample.num_rows)
     groups = model.groups(sample.column(PATH)) if sample.num_rows else np.empty(0, np.int64)
     splits = []
     for group, count_out in enumerate(outputs):

@@ -54,7 +54,10 @@ TYPED = [
     (st.text(max_size=8), pa.string()),
     (st.dates(), pa.date32()),
     (st.datetimes(), pa.timestamp("us")),
-    (st.decimals(places=2, allow_nan=False, max_value=10**9, min_value=-(10**9)), pa.decimal128(12, 2)),
+    (
+        st.decimals(places=2, allow_nan=False, max_value=10**9, min_value=-(10**9)),
+        pa.decimal128(12, 2),
+    ),
     (st.booleans(), pa.bool_()),
 ]
 
