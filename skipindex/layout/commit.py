@@ -101,7 +101,7 @@ def settled_listing(
                 if not old & names:
                     continue
                 if new <= names:
-                    hidden |= old
+                    hidden |= old & names
                 elif old <= names:
                     hidden |= new & names
                 else:
