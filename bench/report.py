@@ -9,7 +9,7 @@ from typing import Any
 from causes import CAUSES
 from measure import Section, Table
 
-ORDER = ["skipping", "e2e", "build", "size", "scale"]
+ORDER = ["skipping", "e2e", "build", "size", "scale", "layout"]
 
 
 def _cell(text: str) -> str:
@@ -112,7 +112,7 @@ def render(sections: list[Section], runs: dict[str, dict[str, Any]], image: str)
 
 
 def plot(saved: list[Section], target: Path) -> None:
-    """Six panels, each from the section's quick-mode result (else its full one)."""
+    """Seven panels, each from the section's quick-mode result (else its full one)."""
     sections: dict[str, Section] = {}
     for section in saved:
         sections.setdefault(section.key, section)
@@ -121,7 +121,7 @@ def plot(saved: list[Section], target: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(18, 10))
+    fig, axes = plt.subplots(3, 3, figsize=(18, 15))
     panels: list[Callable[[Any], bool]] = [
         lambda ax: _skipping(ax, sections.get("skipping"), "shuffled"),
         lambda ax: _skipping(ax, sections.get("skipping"), "natural"),
@@ -129,6 +129,9 @@ def plot(saved: list[Section], target: Path) -> None:
         lambda ax: _build(ax, sections.get("build")),
         lambda ax: _sizes(ax, sections.get("size")),
         lambda ax: _scale(ax, sections.get("scale")),
+        lambda ax: _layout(ax, sections.get("layout")),
+        lambda ax: False,
+        lambda ax: False,
     ]
     for ax, draw in zip(axes.flat, panels, strict=True):
         if not draw(ax):
@@ -138,6 +141,23 @@ def plot(saved: list[Section], target: Path) -> None:
     fig.tight_layout()
     fig.savefig(target, dpi=90)
     plt.close(fig)
+
+
+def _layout(ax: Any, section: Section | None) -> bool:
+    if section is None or "shares" not in section.plot:
+        return False
+    shares = section.plot["shares"]
+    width = 0.8 / len(shares)
+    positions = range(len(section.plot["queries"]))
+    for i, (name, values) in enumerate(shares.items()):
+        offset = (i - (len(shares) - 1) / 2) * width
+        ax.bar([p + offset for p in positions], [100 * v for v in values], width, label=name)
+    ax.set_xticks(list(positions), section.plot["queries"])
+    ax.set_ylabel("% of files min-max keeps")
+    ax.set_ylim(0, 115)
+    ax.set_title("6. layout: files kept after clustering")
+    ax.legend(fontsize=7, ncol=3, loc="upper center")
+    return True
 
 
 def _short(names: list[str]) -> list[str]:

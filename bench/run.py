@@ -5,7 +5,7 @@
     python bench/run.py --quick --only skipping,size # some sections
     python bench/run.py --report                     # re-render from saved results
 
-Sections: skipping (1), e2e (2), build (3), size (4), scale (5). Data and
+Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/data/results/, so a run with --only re-renders the report with the
 other sections' latest results (each says its own mode and date); the latest
@@ -37,13 +37,13 @@ ALIASES = {"sizes": "size", "build_cost": "build", "spark": "e2e", "prune": "sca
 def _section_module(key: str) -> Any:
     import build_cost
     import e2e
+    import layout
     import scale
     import sizes
     import skipping
 
-    return {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes, "scale": scale}[
-        key
-    ]
+    modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
+    return {**modules, "scale": scale, "layout": layout}[key]
 
 
 def _lineitem(args: tuple[float, str]) -> str:
@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     env = machine()
     preparing = prepare(config, keys)
     # Spark last: its JVM must not run while the other sections measure.
-    for key in sorted(keys, key=["skipping", "size", "build", "scale", "e2e"].index):
+    for key in sorted(keys, key=["skipping", "size", "build", "scale", "e2e", "layout"].index):
         print(f"== {key} ({config.mode})", flush=True)
         begun = time.perf_counter()
         section = _section_module(key).run(config)

@@ -192,9 +192,10 @@ def _plan(
         kept = set(prune(location.user_root, where, storage_options=options).files)
         selected = [f for f in selected if location.user_path(f.path) in kept]
     by = resolve_by(location, files, by)
-    groups = (
-        cluster_groups(selected, target_file_bytes) if by else bin_pack(selected, target_file_bytes)
-    )
+    if by:
+        groups = cluster_groups(selected, target_file_bytes, power_of_two=curve != "linear")
+    else:
+        groups = bin_pack(selected, target_file_bytes)
     rewritten = {f for g in groups for f in g.files}
     return ClusterPlan(
         plan_id=new_plan_id(),

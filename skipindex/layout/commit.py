@@ -20,10 +20,18 @@ from contextlib import suppress
 import pyarrow.fs as pafs
 
 from skipindex.errors import ConflictError
-from skipindex.layout.plan import ClusterPlan, Move, load_plan, plans_dir, save_plan
+from skipindex.layout.plan import (
+    ClusterPlan,
+    Move,
+    load_plan,
+    load_plans,
+    plans_dir,
+    save_plan,
+)
 from skipindex.store.location import DataFile, TableLocation
 
 __all__ = [
+    "clean_replaced",
     "finish",
     "new_file_name",
     "replaced_dir",
@@ -78,6 +86,19 @@ def roll_back(
     with suppress(FileNotFoundError):
         target.fs.delete_dir(f"{plans_dir(target)}/{plan.plan_id}")
     return save_plan(location, plan.advance("rolled_back", message=why))
+
+
+def clean_replaced(location: TableLocation) -> list[str]:
+    """Delete the old files completed in-place plans moved aside (their paths)."""
+    removed: list[str] = []
+    for plan in load_plans(location):
+        folder = replaced_dir(location, plan.plan_id)
+        if plan.state != "completed" or not _exists(location.fs, folder):
+            continue
+        entries = location.fs.get_file_info(pafs.FileSelector(folder, recursive=True))
+        removed.extend(e.path for e in entries if e.type == pafs.FileType.File)
+        location.fs.delete_dir(folder)
+    return removed
 
 
 def settled_listing(

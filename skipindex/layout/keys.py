@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex.layout.curves import CURVES, bits_per_column
-from skipindex.layout.ranks import boundaries, ranks
+from skipindex.layout.ranks import boundaries, rank_count, ranks
 
 __all__ = ["HELPER_COLUMNS", "PATH", "KeyModel", "fit"]
 
@@ -49,8 +49,15 @@ class KeyModel:
     ) -> np.ndarray[Any, Any]:
         if self.curve == "none":
             return np.zeros(rows, dtype=np.uint64)
-        rank_columns = [ranks(c, b) for c, b in zip(columns, self.bounds, strict=True)]
-        return CURVES[self.curve](rank_columns, self.bits)
+        # Stretch every column's ranks over the same span of bits: a column of 50
+        # values beside one of 1,000 would otherwise only use the low bits, and the
+        # curve's first splits (the ones that make files) would ignore it.
+        top = np.uint64((1 << self.bits) - 1)
+        stretched = [
+            ranks(c, b).astype(np.uint64) * top // np.uint64(rank_count(b) - 1)
+            for c, b in zip(columns, self.bounds, strict=True)
+        ]
+        return CURVES[self.curve](stretched, self.bits)
 
     def groups(self, paths: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, Any]:
         """Group number per row, from Spark's ``_metadata.file_path`` (a URI with

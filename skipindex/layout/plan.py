@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import posixpath
 import time
 import uuid
@@ -152,17 +153,25 @@ def _by_partition(files: Sequence[DataFile]) -> dict[str, list[DataFile]]:
     return dict(sorted(grouped.items()))
 
 
-def cluster_groups(files: Sequence[DataFile], target_file_bytes: int) -> list[Group]:
-    """Every partition's files as one group, into about ``bytes / target`` files."""
-    return [
-        Group(
-            partition,
-            tuple(f.path for f in members),
-            size := sum(f.size for f in members),
-            max(1, round(size / target_file_bytes)),
-        )
-        for partition, members in _by_partition(files).items()
-    ]
+def cluster_groups(
+    files: Sequence[DataFile], target_file_bytes: int, *, power_of_two: bool = False
+) -> list[Group]:
+    """Every partition's files as one group, into about ``bytes / target`` files.
+
+    ``power_of_two`` rounds that count to the nearest power of two (files of 0.71
+    to 1.41 times the target). A curve's grid splits in halves, so 2^k equal
+    stretches of the curve are 2^k boxes of the grid; any other count cuts
+    stretches across boxes, and a file's ranges grow in every column."""
+    groups = []
+    for partition, members in _by_partition(files).items():
+        size = sum(f.size for f in members)
+        share = size / target_file_bytes
+        if power_of_two:
+            outputs = 2 ** max(0, round(math.log2(share))) if share >= 1 else 1
+        else:
+            outputs = max(1, round(share))
+        groups.append(Group(partition, tuple(f.path for f in members), size, outputs))
+    return groups
 
 
 def bin_pack(files: Sequence[DataFile], target_file_bytes: int) -> list[Group]:

@@ -122,16 +122,21 @@ def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) ->
     """Remove superseded manifests and segments, and what dead builds left behind.
 
     Builds and ``drop_index`` do this themselves; call it after a crashed build
-    or to reclaim space sooner. Returns the deleted paths, relative to the table
-    root. Data files are never touched: only ``_skipindex/`` is cleaned.
+    or to reclaim space sooner. It also deletes the old data files that completed
+    in-place ``cluster`` runs moved aside (kept until now so that a reader that
+    listed them before the swap could still finish). Returns the deleted paths,
+    relative to the table root. Files in the table itself are never touched:
+    only ``_skipindex/`` is cleaned.
     """
+    from skipindex.layout.commit import clean_replaced
+
     location = locate(path, storage_options)
     location.list_data_files()  # a path that is not a table is an error, not a no-op
     with repairable(location.user_root):
         for version in manifest_versions(location)[-KEEP_VERSIONS:]:
             load_version(location, version)  # damage is an error, not "nothing to remove"
     prefix = location.root + "/"
-    return [p.removeprefix(prefix) for p in collect(location)]
+    return [p.removeprefix(prefix) for p in [*collect(location), *clean_replaced(location)]]
 
 
 def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:

@@ -113,6 +113,13 @@ def test_cluster_in_place_keeps_rows_and_hides_nothing(spark, tmp_path):
     assert si.read(spark, src, "day < DATE'1995-01-01'").count() == (
         spark.read.parquet(str(src)).filter("day < DATE'1995-01-01'").count()
     )
+    # The old files wait under _skipindex/ until vacuum, then they are gone.
+    replaced = list((src / "_skipindex" / "cluster").glob("*/replaced/p=*/*.parquet"))
+    assert len(replaced) == 12
+    removed = si.vacuum(src)
+    assert sum("/replaced/" in r for r in removed) == 12
+    assert not list((src / "_skipindex" / "cluster").glob("*/replaced"))
+    assert _rows(spark.read.parquet(str(src))) == before
 
 
 def _uniform(root: Path, files: int, rows: int, seed: int = 3) -> Path:

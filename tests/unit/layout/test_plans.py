@@ -55,6 +55,9 @@ def test_cluster_groups_size_outputs_by_the_target():
         ("x=a", 3),
         ("x=b", 1),
     ]
+    aligned = cluster_groups(files, 128 * MB, power_of_two=True)
+    assert [g.outputs for g in aligned] == [4, 1]  # 3.1 files' worth: 2^2
+    assert [g.outputs for g in cluster_groups(files, 30 * MB, power_of_two=True)] == [16, 1]
 
 
 def _plan(tmp_path: Path, groups: tuple[Group, ...], state: str = "committing") -> ClusterPlan:

@@ -139,7 +139,7 @@ def test_curves_keep_each_columns_order_where_others_tie(columns: int, data: Any
     axis = data.draw(st.integers(0, columns - 1))
     raised = list(row)
     raised[axis] += 1
-    pair = [np.array([a, b], dtype=np.uint32) for a, b in zip(row, raised, strict=True)]
+    pair = [np.array([a, b], dtype=np.uint64) for a, b in zip(row, raised, strict=True)]
     for name in ("linear", "zorder"):
         low, high = CURVES[name](pair, bits)
         assert low < high, name
@@ -158,3 +158,19 @@ def test_curves_refuse_what_does_not_fit() -> None:
         bits_per_column(9, 10)
     with pytest.raises(ValueError, match="does not fit"):
         zorder([np.array([4])], 2)
+
+
+def test_keys_stretch_a_few_values_over_the_whole_span():
+    """A column of 2 values beside one of 1,000: the curve's first split must still
+    separate the 2 values (else files would ignore that column)."""
+    from skipindex.layout.keys import PATH, fit
+
+    few = pa.array([0, 1] * 500, pa.int64())
+    many = pa.array(range(1000), pa.int64())
+    paths = pa.array(["file:/t/a.parquet"] * 1000)
+    sample = pa.table({"few": few, "many": many, PATH: paths})
+    model = fit(sample, ["few", "many"], "zorder", {"a.parquet": 0}, [2], [0, 1], noise=False)
+    keys = model.keys([few, many], 1000)
+    top_bit = keys >> np.uint64(2 * model.bits - 1)
+    assert (top_bit == np.asarray(few, dtype=np.uint64)).all()
+    assert set(model.outputs(np.zeros(1000, np.int64), keys, seed=0).tolist()) == {0, 1}
