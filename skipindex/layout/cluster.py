@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 
 from skipindex.errors import InvalidSpecError, SkipIndexError, UnsupportedTableError
 from skipindex.layout import commit, job
-from skipindex.layout.keys import fit
+from skipindex.layout.keys import KeyModel, fit, packing
 from skipindex.layout.plan import (
     PENDING,
     ClusterPlan,
@@ -123,7 +123,7 @@ def cluster(
         )
     files = location.list_data_files()
     settings = (by, str(curve), target_file_bytes)
-    plan = _plan(location, files, dst, settings, where, storage_options)
+    plan = _plan(location, files, dst, settings, _selection(where, spark), storage_options)
     if dry_run or not plan.groups:
         return ClusterReport(plan, 0, 0, time.perf_counter() - started, recovered)
     if spark is None:
@@ -180,7 +180,7 @@ def _plan(
     files: list[DataFile],
     dst: TablePath | None,
     settings: tuple[tuple[str, ...], str, int],
-    where: str | None,
+    where: tuple[str, str | None, bool | None] | None,
     options: StorageOptions | None,
 ) -> ClusterPlan:
     by, curve, target_file_bytes = settings
@@ -189,7 +189,15 @@ def _plan(
     if where is not None:
         from skipindex.prune import prune
 
-        kept = set(prune(location.user_root, where, storage_options=options).files)
+        text, zone, case_sensitive = where
+        result = prune(
+            location.user_root,
+            text,
+            time_zone=zone,
+            case_sensitive=case_sensitive,
+            storage_options=options,
+        )
+        kept = set(result.files)
         selected = [f for f in selected if location.user_path(f.path) in kept]
     by = resolve_by(location, files, by)
     if by:
@@ -211,6 +219,19 @@ def _plan(
     )
 
 
+def _selection(where: str | None, spark: Any) -> tuple[str, str | None, bool | None] | None:
+    """``where`` with the session's time zone and case sensitivity, when there is
+    a session (a dry run may have none: then prune's defaults)."""
+    if where is None:
+        return None
+    if spark is None:
+        return where, None, None
+    from skipindex.spark_view import SparkView
+
+    view = SparkView.of_session(spark)
+    return where, view.time_zone, view.case_sensitive
+
+
 def _stage_and_verify(
     spark: Any, location: TableLocation, target: TableLocation, plan: ClusterPlan, noise: bool
 ) -> tuple[ClusterPlan, int]:
@@ -220,21 +241,12 @@ def _stage_and_verify(
     source = job.read_files(
         spark, location.user_root, _user_paths(location, plan.rewritten), schema
     )
-    outputs = [g.outputs for g in plan.groups]
-    group_of_file = {path: g for g, group in enumerate(plan.groups) for path in group.files}
-    slots = job.hash_slots(spark, sum(outputs))
-    if plan.by:
-        fraction = min(1.0, SAMPLE_ROWS / max(_row_count(location, plan.rewritten), 1))
-        sampled = job.sample(source, plan.by, fraction, seed=17)
-        model = fit(sampled, plan.by, plan.curve, group_of_file, outputs, slots, noise=noise)
-    else:
-        model = fit(None, (), "none", group_of_file, outputs, slots)
     staged = commit.staging_dir(target, plan.plan_id)
     partitions = {n.lower() for g in plan.groups for n in partition_names(g.files[0])}
     job.write_groups(
         source,
-        model,
-        sum(outputs),
+        _key_model(spark, location, plan, source, noise),
+        plan.outputs,
         [c for c in schema.fieldNames() if c.lower() in partitions],
         _user_path(target, f"{staged}/_raw"),
         f"skipindex: cluster {len(plan.rewritten)} files of {location.user_root}",
@@ -243,31 +255,57 @@ def _stage_and_verify(
     copied = [] if target is location else list(plan.untouched)
     for path in copied:  # files left as they are still belong in the destination
         pafs.copy_files(location.fs_path(path), f"{staged}/{path}", location.fs, target.fs)
-    new_files = [f"{staged}/{p}" for g in plan.groups for p in g.written] + [
-        f"{staged}/{p}" for p in copied
-    ]
-    before = job.fingerprint(
-        job.read_files(
-            spark, location.user_root, _user_paths(location, [*plan.rewritten, *copied]), schema
-        )
+    new_files = [*(p for g in plan.groups for p in g.written), *copied]
+    rows = _verify(
+        spark,
+        schema,
+        (location, [*plan.rewritten, *copied]),
+        (_retarget(target, staged), new_files),
     )
-    after = job.fingerprint(
-        job.read_files(
-            spark, _user_path(target, staged), [_user_path(target, f) for f in new_files], schema
-        )
-    )
-    if before != after:
-        raise VerificationError(
-            f"cluster of {location.user_root}: the new files' rows differ from the source's "
-            f"({before[0]:,} rows before, {after[0]:,} after; row checksums "
-            f"{'equal' if before[1:] == after[1:] else 'differ'}); nothing was replaced"
-        )
     moves = (
         commit.moves_in_place(location, plan)
         if target is location
         else commit.moves_to(target, plan, copied)
     )
-    return save_plan(location, plan.advance("committing", moves=moves, rows=before[0])), before[0]
+    return save_plan(location, plan.advance("committing", moves=moves, rows=rows)), rows
+
+
+def _key_model(
+    spark: Any, location: TableLocation, plan: ClusterPlan, source: Any, noise: bool
+) -> KeyModel:
+    outputs = [g.outputs for g in plan.groups]
+    group_of_file = {path: g for g, group in enumerate(plan.groups) for path in group.files}
+    slots = job.hash_slots(spark, sum(outputs))
+    if not plan.by:
+        return packing(group_of_file, outputs, slots)
+    fraction = min(1.0, SAMPLE_ROWS / max(_row_count(location, plan.rewritten), 1))
+    sampled = job.sample(source, plan.by, fraction, seed=17)
+    return fit(sampled, plan.by, plan.curve, group_of_file, outputs, slots, noise=noise)
+
+
+Files = tuple[TableLocation, list[str]]  # a table root, and files relative to it
+
+
+def _verify(spark: Any, schema: Any, old: Files, new: Files) -> int:
+    """The row count, after checking that the new files hold exactly the old rows."""
+
+    def read(files: Files) -> Any:
+        location, paths = files
+        return job.read_files(spark, location.user_root, _user_paths(location, paths), schema)
+
+    before, after = job.fingerprint(read(old)), job.fingerprint(read(new))
+    if before != after:
+        raise VerificationError(
+            f"cluster of {old[0].user_root}: the new files' rows differ from the source's "
+            f"({before[0]:,} rows before, {after[0]:,} after; row checksums "
+            f"{'equal' if before[1:] == after[1:] else 'differ'}); nothing was replaced"
+        )
+    return before[0]
+
+
+def _retarget(location: TableLocation, fs_path: str) -> TableLocation:
+    """The same file system, rooted at ``fs_path`` (the staging folder as a table)."""
+    return replace(location, root=fs_path, user_root=_user_path(location, fs_path))
 
 
 def _arrange(target: TableLocation, plan: ClusterPlan, staged: str) -> ClusterPlan:

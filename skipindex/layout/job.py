@@ -15,10 +15,25 @@ import pyarrow as pa
 from skipindex._spark import escape_glob, job_description, worker_errors
 from skipindex.layout.keys import FILE, GROUP, HELPER_COLUMNS, KEY, PATH, SLOT, KeyModel
 
-__all__ = ["Fingerprint", "fingerprint", "hash_slots", "read_files", "sample", "write_groups"]
+__all__ = [
+    "Fingerprint",
+    "fingerprint",
+    "hash_slots",
+    "quoted",
+    "read_files",
+    "sample",
+    "write_groups",
+]
 
 _THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 Fingerprint = tuple[int, int, int]
+
+
+def quoted(name: str) -> Any:
+    """The top-level column ``name``, even when it holds a dot or a backtick."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def read_files(spark: Any, root: str, files: Sequence[str], schema: Any) -> Any:
@@ -40,7 +55,7 @@ def sample(frame: Any, by: Sequence[str], fraction: float, seed: int) -> pa.Tabl
     """A uniform sample of the ``by`` columns and each row's file, as Arrow."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    columns = [frame[c].alias(c) for c in by] + [F.col("_metadata.file_path").alias(PATH)]
+    columns = [quoted(c).alias(c) for c in by] + [F.col("_metadata.file_path").alias(PATH)]
     picked = frame.select(*columns)
     if fraction < 1:
         picked = picked.sample(fraction=fraction, seed=seed)
@@ -88,10 +103,11 @@ def write_groups(
         [*with_path.schema.fields, *(StructField(c, LongType(), False) for c in HELPER_COLUMNS)]
     )
     keyed = with_path.mapInArrow(model.assign, schema)
+    # Bin-packing sorts by nothing but the (constant) file: Spark's sort is stable
+    # then, and rows keep the order they had in their source files.
+    order = [GROUP, FILE, KEY, *map(quoted, model.by)] if model.by else [GROUP, FILE]
     laid_out = (
-        keyed.repartition(outputs, SLOT)
-        .sortWithinPartitions(GROUP, FILE, KEY, *model.by)
-        .drop(PATH, SLOT, KEY, *drop)
+        keyed.repartition(outputs, SLOT).sortWithinPartitions(*order).drop(PATH, SLOT, KEY, *drop)
     )
     with job_description(spark, description), worker_errors(spark):
         laid_out.write.mode("errorifexists").partitionBy(GROUP, FILE).parquet(target)
@@ -104,7 +120,7 @@ def fingerprint(frame: Any) -> Fingerprint:
     from pyspark.sql.types import MapType
 
     columns = [
-        F.to_json(frame[f.name]) if isinstance(f.dataType, MapType) else frame[f.name]
+        F.to_json(quoted(f.name)) if isinstance(f.dataType, MapType) else quoted(f.name)
         for f in frame.schema.fields
     ]
     wide = "decimal(38,0)"  # a LONG sum would overflow (and fail under ANSI)

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from skipindex.layout.curves import CURVES, bits_per_column
 from skipindex.layout.ranks import boundaries, rank_count, ranks
 
-__all__ = ["HELPER_COLUMNS", "PATH", "KeyModel", "fit"]
+__all__ = ["HELPER_COLUMNS", "PATH", "KeyModel", "fit", "packing"]
 
 # Columns the job adds for its own use (the frame also gets PATH); all are dropped.
 GROUP, FILE, SLOT, KEY = "_si_group", "_si_file", "_si_slot", "_si_key"
@@ -101,6 +101,32 @@ def _append(batch: pa.RecordBatch, *columns: np.ndarray[Any, Any]) -> pa.RecordB
     return pa.RecordBatch.from_arrays(arrays, names=[*batch.schema.names, *HELPER_COLUMNS])
 
 
+def _depth(group_of_file: dict[str, int]) -> int:
+    return len(next(iter(group_of_file)).split("/")) if group_of_file else 1
+
+
+def _firsts(outputs: Sequence[int]) -> tuple[int, ...]:
+    return tuple(int(x) for x in np.concatenate([[0], np.cumsum(outputs)[:-1]]))
+
+
+def packing(
+    group_of_file: dict[str, int], outputs: Sequence[int], slots: Sequence[int]
+) -> KeyModel:
+    """Bin-packing: no key, every group into its own file(s) in arrival order."""
+    empty = tuple(np.empty(0, np.uint64) for _ in outputs)
+    return KeyModel(
+        (),
+        (),
+        "none",
+        1,
+        _depth(group_of_file),
+        group_of_file,
+        empty,
+        _firsts(outputs),
+        tuple(slots),
+    )
+
+
 def fit(
     sample: pa.Table,
     by: Sequence[str],
@@ -113,11 +139,7 @@ def fit(
 ) -> KeyModel:
     """Boundaries per column, then each group's split keys at equal shares of its
     sampled rows (a sample holding ``PATH`` and the ``by`` columns)."""
-    depth = len(next(iter(group_of_file)).split("/")) if group_of_file else 1
-    first = tuple(int(x) for x in np.concatenate([[0], np.cumsum(outputs)[:-1]]))
-    if curve == "none" or not by:
-        empty = tuple(np.empty(0, np.uint64) for _ in outputs)
-        return KeyModel((), (), "none", 1, depth, group_of_file, empty, first, tuple(slots))
+    depth, first = _depth(group_of_file), _firsts(outputs)
     count = min(MAX_BOUNDARIES, (1 << (63 // len(by))) - 2)
     bounds = tuple(boundaries(sample.column(c), count) for c in by)
     bits = bits_per_column(len(by), max(len(b) for b in bounds) + 1)
