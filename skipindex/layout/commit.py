@@ -40,6 +40,7 @@ __all__ = [
     "staging_dir",
 ]
 
+_NEW_FILE_PREFIX = "si-cluster-"
 _NEW_FILE = re.compile(r"^si-cluster-(\d+-[0-9a-f]{8})-\d+\.parquet$")
 RELIST_ATTEMPTS = 100
 RELIST_PAUSE_S = 0.05
@@ -107,6 +108,9 @@ def settled_listing(
     """The listing as it is before or after each in-place cluster swap it catches in
     the middle, and the files hidden to make it so."""
     for _ in range(RELIST_ATTEMPTS):
+        joined = "\n".join(f.path for f in listing)  # one scan: this runs on every prune
+        if _NEW_FILE_PREFIX not in joined:
+            return listing, []
         plan_ids = {m.group(1) for f in listing if (m := _NEW_FILE.match(_base(f.path)))}
         if not plan_ids:
             return listing, []
