@@ -24,6 +24,7 @@ from skipindex.errors import (
     UnknownColumnError,
     UnsupportedTableError,
     UnsupportedTypeError,
+    VerificationError,
     WorkerEnvironmentError,
 )
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
@@ -31,7 +32,7 @@ from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.range_bitmap import RangeBitmap
-from skipindex.layout.cluster import ClusterReport, VerificationError, cluster
+from skipindex.layout.cluster import ClusterReport, cluster
 from skipindex.prune import PruneResult, prune
 from skipindex.read import read
 from skipindex.repair import RepairReport, repair

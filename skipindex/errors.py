@@ -17,6 +17,7 @@ __all__ = [
     "UnknownColumnError",
     "UnsupportedTableError",
     "UnsupportedTypeError",
+    "VerificationError",
     "WorkerEnvironmentError",
 ]
 
@@ -66,3 +67,7 @@ class WorkerEnvironmentError(SkipIndexError, RuntimeError):
 
 class UnsupportedTableError(SkipIndexError, ValueError):
     """A table skipindex refuses rather than risk a wrong answer (e.g. Delta deletion vectors)."""
+
+
+class VerificationError(SkipIndexError, RuntimeError):
+    """``cluster`` found the rewritten rows differ from the source's: nothing was replaced."""

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 
-from skipindex.errors import InvalidSpecError, SkipIndexError, UnsupportedTableError
+from skipindex.errors import InvalidSpecError, UnsupportedTableError, VerificationError
 from skipindex.layout import commit, job
 from skipindex.layout.keys import KeyModel, fit, packing
 from skipindex.layout.plan import (
@@ -41,15 +41,11 @@ from skipindex.partitions import partition_names
 from skipindex.store.location import DataFile, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.vacuum import in_flight
 
-__all__ = ["ClusterReport", "VerificationError", "cluster"]
+__all__ = ["ClusterReport", "cluster"]
 
 Curve = Literal["hilbert", "zorder", "linear"]
 DEFAULT_TARGET_BYTES = 128 * 1024 * 1024
 SAMPLE_ROWS = 200_000
-
-
-class VerificationError(SkipIndexError, RuntimeError):
-    """The rewritten rows differ from the source's: nothing was replaced."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +119,8 @@ def cluster(
         )
     files = location.list_data_files()
     settings = (by, str(curve), target_file_bytes)
-    plan = _plan(location, files, dst, settings, _selection(where, spark), storage_options)
+    destination = None if target is location else target.user_root  # absolute, for recovery
+    plan = _plan(location, files, destination, settings, _selection(where, spark), storage_options)
     if dry_run or not plan.groups:
         return ClusterReport(plan, 0, 0, time.perf_counter() - started, recovered)
     if spark is None:
@@ -139,9 +136,8 @@ def cluster(
             raise
         plan = commit.finish(location, target, plan)
     indexed = _index(spark, target, plan, indexes, storage_options)
-    return ClusterReport(
-        plan, plan.outputs, rows, time.perf_counter() - started, recovered, indexed
-    )
+    written = sum(len(g.written) for g in plan.groups)
+    return ClusterReport(plan, written, rows, time.perf_counter() - started, recovered, indexed)
 
 
 def _target(
@@ -178,7 +174,7 @@ def _target(
 def _plan(
     location: TableLocation,
     files: list[DataFile],
-    dst: TablePath | None,
+    destination: str | None,
     settings: tuple[tuple[str, ...], str, int],
     where: tuple[str, str | None, bool | None] | None,
     options: StorageOptions | None,
@@ -209,7 +205,7 @@ def _plan(
         plan_id=new_plan_id(),
         state="requested",
         source=location.user_root,
-        destination=None if dst is None else str(dst),
+        destination=destination,
         by=by,
         curve=curve if by else "none",
         target_file_bytes=target_file_bytes,

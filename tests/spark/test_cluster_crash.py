@@ -119,3 +119,25 @@ def test_stopped_mid_commit_readers_see_each_row_once_then_it_finishes(
     assert any("finished cluster plan" in line for line in report.recovered)
     assert load_plans(locate(root))[0].state == "completed"
     assert _rows(spark.read.parquet(str(root))) == before
+
+
+def test_rows_that_differ_replace_nothing(spark, tmp_path, monkeypatch):
+    root = _table(tmp_path / "t")
+    files, before = _data_files(root), _rows(spark.read.parquet(str(root)))
+    real = cluster_module.job.fingerprint
+    calls: list[int] = []
+
+    def one_row_short(frame: Any) -> Any:
+        count, first, second = real(frame)
+        calls.append(count)
+        return (count - 1, first, second) if len(calls) == 2 else (count, first, second)
+
+    monkeypatch.setattr(cluster_module.job, "fingerprint", one_row_short)
+    with pytest.raises(si.VerificationError, match="30,000 rows before, 29,999 after"):
+        si.cluster(root, by=["a"], target_file_bytes=20_000, spark=spark)
+    assert _data_files(root) == files
+    assert _rows(spark.read.parquet(str(root))) == before
+    (plan,) = load_plans(locate(root))
+    assert plan.state == "rolled_back"
+    assert "VerificationError" in plan.message
+    assert not list((root / "_skipindex" / "cluster").glob("*/staged"))
