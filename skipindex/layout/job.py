@@ -70,15 +70,13 @@ def hash_slots(spark: Any, partitions: int) -> list[int]:
     span = partitions * 32
     start = 0
     while len(found) < partitions:
-        rows = (
-            spark.range(start, start + span)
+        rows = (  # one stage, no shuffle: a few thousand small rows
+            spark.range(start, start + span, 1, 1)
             .selectExpr("id", f"pmod(hash(id), {partitions}) AS p")
-            .groupBy("p")
-            .min("id")
             .collect()
         )
-        for p, smallest in rows:
-            found.setdefault(int(p), int(smallest))
+        for candidate, p in rows:
+            found.setdefault(int(p), int(candidate))
         start += span
     return [found[p] for p in range(partitions)]
 
