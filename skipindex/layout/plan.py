@@ -107,7 +107,8 @@ class ClusterPlan:
         return (
             f"cluster plan {self.plan_id} [{self.state}], {by}, {where}: "
             f"{len(self.rewritten)} files ({sum(g.bytes for g in self.groups) / 1e6:.1f} MB) "
-            f"in {len(self.groups)} groups become {self.outputs} files of about "
+            f"in {len(self.groups)} group{'s' if len(self.groups) != 1 else ''} become "
+            f"{self.outputs} files of about "
             f"{self.target_file_bytes / 2**20:.3g} MiB; {len(self.untouched)} files untouched"
         )
 
