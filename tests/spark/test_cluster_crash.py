@@ -76,7 +76,7 @@ def test_killed_while_writing_leaves_the_source_whole(spark, tmp_path):
     assert "cluster plans not finished" in described
     assert "[inflight]" in described
 
-    report = si.cluster(root, by=["a", "b"], target_file_bytes=20_000, spark=spark)
+    report = si.cluster(root, by=["a", "b"], target_file_bytes=20_000, indexes=[], spark=spark)
     assert any("rolled back" in line for line in report.recovered)
     assert [p.state for p in load_plans(locate(root))] == ["rolled_back", "completed"]
     assert not list((root / "_skipindex" / "cluster").glob("*/staged"))
@@ -115,7 +115,9 @@ def test_stopped_mid_commit_readers_see_each_row_once_then_it_finishes(
     assert _rows(si.read(spark, root, "a >= 0 OR a IS NULL")) == before
 
     monkeypatch.setattr(cluster_module.commit, "finish", real_finish)
-    report = si.cluster(root, by=["a"], target_file_bytes=20_000, where="p = 0", spark=spark)
+    report = si.cluster(
+        root, by=["a"], target_file_bytes=20_000, where="p = 0", indexes=[], spark=spark
+    )
     assert any("finished cluster plan" in line for line in report.recovered)
     assert load_plans(locate(root))[0].state == "completed"
     assert _rows(spark.read.parquet(str(root))) == before
