@@ -18,6 +18,7 @@ from skipindex.layout.keys import FILE, GROUP, HELPER_COLUMNS, KEY, PATH, SLOT, 
 __all__ = [
     "Fingerprint",
     "fingerprint",
+    "functions_for",
     "hash_slots",
     "quoted",
     "read_files",
@@ -29,11 +30,22 @@ _THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 Fingerprint = tuple[int, int, int]
 
 
-def quoted(name: str) -> Any:
-    """The top-level column ``name``, even when it holds a dot or a backtick."""
-    from pyspark.sql import functions as F  # noqa: N812
+def functions_for(frame: Any) -> Any:
+    """Spark's functions module for this frame's flavour. A process can hold a
+    classic and a Spark Connect session at once, and a classic Column in a
+    Connect plan (or the reverse) fails, so never rely on the default."""
+    if type(frame).__module__.startswith("pyspark.sql.connect"):
+        from pyspark.sql.connect import functions as connect_functions
 
-    return F.col("`" + name.replace("`", "``") + "`")
+        return connect_functions
+    from pyspark.sql import functions as classic_functions
+
+    return classic_functions
+
+
+def quoted(functions: Any, name: str) -> Any:
+    """The top-level column ``name``, even when it holds a dot or a backtick."""
+    return functions.col("`" + name.replace("`", "``") + "`")
 
 
 def read_files(spark: Any, root: str, files: Sequence[str], schema: Any) -> Any:
@@ -53,9 +65,8 @@ def read_files(spark: Any, root: str, files: Sequence[str], schema: Any) -> Any:
 
 def sample(frame: Any, by: Sequence[str], fraction: float, seed: int) -> pa.Table:
     """A uniform sample of the ``by`` columns and each row's file, as Arrow."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    columns = [quoted(c).alias(c) for c in by] + [F.col("_metadata.file_path").alias(PATH)]
+    F = functions_for(frame)  # noqa: N806
+    columns = [quoted(F, c).alias(c) for c in by] + [F.col("_metadata.file_path").alias(PATH)]
     picked = frame.select(*columns)
     if fraction < 1:
         picked = picked.sample(fraction=fraction, seed=seed)
@@ -92,9 +103,9 @@ def write_groups(
     """Every output file written as ``<target>/_si_group=G/_si_file=F/part-*.parquet``:
     one Spark partition per output file, its rows sorted by key, then by the
     ``by`` columns themselves."""
-    from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import LongType, StructField, StructType
 
+    F = functions_for(frame)  # noqa: N806
     spark = frame.sparkSession
     with_path = frame.select("*", F.col("_metadata.file_path").alias(PATH))
     schema = StructType(
@@ -103,22 +114,22 @@ def write_groups(
     keyed = with_path.mapInArrow(model.assign, schema)
     # Bin-packing sorts by nothing but the (constant) file: Spark's sort is stable
     # then, and rows keep the order they had in their source files.
-    order = [GROUP, FILE, KEY, *map(quoted, model.by)] if model.by else [GROUP, FILE]
+    order = [GROUP, FILE, KEY, *(quoted(F, c) for c in model.by)] if model.by else [GROUP, FILE]
     laid_out = (
         keyed.repartition(outputs, SLOT).sortWithinPartitions(*order).drop(PATH, SLOT, KEY, *drop)
     )
     with job_description(spark, description), worker_errors(spark):
-        laid_out.write.mode("errorifexists").partitionBy(GROUP, FILE).parquet(target)
+        laid_out.write.mode("error").partitionBy(GROUP, FILE).parquet(target)
 
 
 def fingerprint(frame: Any) -> Fingerprint:
     """Row count and two order-independent sums of per-row hashes over every
     column: equal multisets of rows give equal fingerprints."""
-    from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import MapType
 
+    F = functions_for(frame)  # noqa: N806
     columns = [
-        F.to_json(quoted(f.name)) if isinstance(f.dataType, MapType) else quoted(f.name)
+        F.to_json(quoted(F, f.name)) if isinstance(f.dataType, MapType) else quoted(F, f.name)
         for f in frame.schema.fields
     ]
     wide = "decimal(38,0)"  # a LONG sum would overflow (and fail under ANSI)

@@ -138,3 +138,15 @@ def test_build_prune_and_read_through_spark_connect(connect, spark, tmp_path):
         assert si.read(connect, root, sql).count() == table.filter(sql).count(), sql
     assert si.prune(root, F.col("id") == 250).kept == 1
     assert si.prune(root, F.col("s.f") == 3).kept == 6  # an unindexed field: might match
+
+
+def test_cluster_through_spark_connect(connect, tmp_path):
+    root = _table(tmp_path / "t")
+    before = sorted(map(repr, connect.read.parquet(str(root)).select("id", "mode").collect()))
+    report = si.cluster(
+        root, tmp_path / "z", by=["mode", "id"], target_file_bytes=2_000, spark=connect
+    )
+    assert report.plan.state == "completed"
+    clustered = connect.read.parquet(str(tmp_path / "z"))
+    assert sorted(map(repr, clustered.select("id", "mode").collect())) == before
+    assert si.prune(tmp_path / "z", "mode = 'SHIP'").kept < report.files_written
