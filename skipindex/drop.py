@@ -120,4 +120,4 @@ def _delete_index(location: TableLocation) -> None:
             f"cannot drop the whole index of {location.user_root}: a build is running "
             f"on it ({', '.join(sorted(running))}); drop it once the build has finished"
         )
-    location.fs.delete_dir(location.index_dir)
+    vacuum.delete_index(location)

@@ -97,7 +97,7 @@ def repair(
     base = _newest_readable(location, damaged)
     if base is None:
         if damaged:
-            location.fs.delete_dir(location.index_dir)
+            vacuum.delete_index(location)
         return RepairReport(location.user_root, damaged, None, 0, index_removed=bool(damaged))
     segment_cache.clear()  # check what is on disk, not what this process read earlier
     good = []

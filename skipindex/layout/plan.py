@@ -30,7 +30,7 @@ import jsonschema
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
-from skipindex.store.location import DataFile, TableLocation
+from skipindex.store.location import CLUSTER_DIR, DataFile, TableLocation
 
 __all__ = [
     "ClusterPlan",
@@ -203,7 +203,7 @@ def bin_pack(files: Sequence[DataFile], target_file_bytes: int) -> list[Group]:
 
 
 def plans_dir(location: TableLocation) -> str:
-    return f"{location.index_dir}/cluster"
+    return f"{location.index_dir}/{CLUSTER_DIR}"
 
 
 @functools.cache

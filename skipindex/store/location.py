@@ -34,6 +34,9 @@ TablePath = str | os.PathLike[str]
 # or as pyarrow does (``endpoint_override``...). Unset ones come from the environment.
 StorageOptions = Mapping[str, str]
 INDEX_DIR = "_skipindex"
+# Cluster plans and the data files they move live here (see skipindex.layout): not
+# part of the index, so dropping or repairing the index never deletes them.
+CLUSTER_DIR = "cluster"
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
 
 

@@ -21,7 +21,13 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
 from skipindex.store.damage import repairable
-from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import (
+    CLUSTER_DIR,
+    StorageOptions,
+    TableLocation,
+    TablePath,
+    locate,
+)
 from skipindex.store.manifest import (
     CLAIM_TTL_MS,
     CLAIMS_DIR,
@@ -32,6 +38,7 @@ from skipindex.store.manifest import (
 
 __all__ = [
     "collect",
+    "delete_index",
     "delete_paths",
     "delete_segments",
     "in_flight",
@@ -137,6 +144,22 @@ def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) ->
             load_version(location, version)  # damage is an error, not "nothing to remove"
     prefix = location.root + "/"
     return [p.removeprefix(prefix) for p in [*collect(location), *clean_replaced(location)]]
+
+
+def delete_index(location: TableLocation) -> None:
+    """Delete the whole index, but not ``cluster/``: an interrupted in-place cluster
+    keeps the only copy of rows, and the plan readers need, there."""
+    entries = location.fs.get_file_info(pafs.FileSelector(location.index_dir, allow_not_found=True))
+    for entry in entries:
+        if entry.base_name == CLUSTER_DIR and entry.type == pafs.FileType.Directory:
+            continue
+        if entry.type == pafs.FileType.Directory:
+            location.fs.delete_dir(entry.path)
+        else:
+            location.fs.delete_file(entry.path)
+    if not any(e.base_name == CLUSTER_DIR for e in entries):
+        with suppress(FileNotFoundError):
+            location.fs.delete_dir(location.index_dir)
 
 
 def delete_segments(location: TableLocation, relative: Iterable[str]) -> None:

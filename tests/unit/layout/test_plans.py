@@ -134,3 +134,29 @@ def test_cluster_refuses_bad_settings_before_spark(tmp_path, capsys):
     document = json.loads(capsys.readouterr().out)
     assert document["plan"]["by"] == ["a"]
     assert document["plan"]["groups"][0]["files"] == ["p=1/a.parquet"]
+
+
+def test_dropping_or_repairing_the_index_keeps_cluster_plans_and_their_files(tmp_path):
+    """An interrupted in-place cluster may hold the only copy of rows under
+    _skipindex/cluster/: neither drop --all nor repair may delete it."""
+    from skipindex.build import InProcessRunner, build_with
+
+    _write(tmp_path, "t/a.parquet", "t/b.parquet")
+    table = tmp_path / "t"
+    plan = _plan(table, (Group("", ("a.parquet",), 5, 1, ("si-x.parquet",)),))
+    moved_aside = table / "_skipindex" / "cluster" / plan.plan_id / "replaced" / "a.parquet"
+    _write(table, moved_aside.relative_to(table).as_posix())
+
+    build_with(str(table), [si.MinMax("a")], InProcessRunner())
+    si.drop_index(table, all=True)
+    assert si.describe(table).version is None
+    assert moved_aside.exists()
+    assert load_plans(locate(table)) == [plan]
+
+    build_with(str(table), [si.MinMax("a")], InProcessRunner())
+    for manifest in (table / "_skipindex").glob("v*.json"):
+        manifest.write_text("{ damaged")
+    report = si.repair(table, rebuild=False)
+    assert report.index_removed
+    assert moved_aside.exists()
+    assert load_plans(locate(table)) == [plan]
