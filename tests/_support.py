@@ -207,6 +207,12 @@ def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -
     ]
 
 
+def exact_rows(frame: Any) -> list[str]:
+    """Every row of a Spark DataFrame exactly (``-0.0`` is not ``0.0``, NaN is NaN),
+    in a fixed order: equal lists mean the same multiset of rows."""
+    return sorted(repr(tuple(r)) for r in frame.collect())
+
+
 def duckdb_matching_files(paths: list[Path], predicates: list[str]) -> list[set[str]]:
     """The same with DuckDB (only where its semantics agree with Spark's)."""
     import duckdb

@@ -12,11 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import skipindex as si
-
-
-def _rows(frame: Any) -> list[str]:
-    """Every row exactly (``-0.0`` is not ``0.0``, NaN is NaN), in a fixed order."""
-    return sorted(repr(tuple(r)) for r in frame.collect())
+from tests._support import exact_rows
 
 
 def _messy_table(spark: Any, root: Path, rows: int = 6000, seed: int = 5) -> Path:
@@ -68,7 +64,7 @@ def test_cluster_to_a_new_folder_keeps_every_row(spark, tmp_path):
     assert report.plan.state == "completed"
     assert report.rows == 6000
     assert report.files_written > len(report.plan.groups)  # several files per partition
-    assert _rows(spark.read.parquet(str(dst))) == _rows(spark.read.parquet(str(src)))
+    assert exact_rows(spark.read.parquet(str(dst))) == exact_rows(spark.read.parquet(str(src)))
     # Partition folders keep their names; the source is untouched.
     assert sorted(p.name for p in dst.iterdir() if p.name.startswith("p=")) == sorted(
         p.name for p in src.iterdir() if p.name.startswith("p=")
@@ -89,7 +85,7 @@ def test_cluster_to_a_new_folder_keeps_every_row(spark, tmp_path):
 
 def test_cluster_in_place_keeps_rows_and_hides_nothing(spark, tmp_path):
     src = _messy_table(spark, tmp_path / "src", seed=9)
-    before = _rows(spark.read.parquet(str(src)))
+    before = exact_rows(spark.read.parquet(str(src)))
     si.build_index(src, [si.Bloom("s")], spark=spark)
     report = si.cluster(src, by=["day", "d"], curve="zorder", target_file_bytes=40_000, spark=spark)
     assert report.plan.state == "completed"
@@ -99,7 +95,7 @@ def test_cluster_in_place_keeps_rows_and_hides_nothing(spark, tmp_path):
     )
     assert listed
     assert all(p.split("/")[-1].startswith("si-cluster-") for p in listed)
-    assert _rows(spark.read.parquet(str(src))) == before
+    assert exact_rows(spark.read.parquet(str(src))) == before
     # The old files were moved aside, the index now covers the new ones (the old
     # Bloom definition plus min-max on the by columns).
     described = si.describe(src)
@@ -115,7 +111,7 @@ def test_cluster_in_place_keeps_rows_and_hides_nothing(spark, tmp_path):
     removed = si.vacuum(src)
     assert sum("/replaced/" in r for r in removed) == 12
     assert not list((src / "_skipindex" / "cluster").glob("*/replaced"))
-    assert _rows(spark.read.parquet(str(src))) == before
+    assert exact_rows(spark.read.parquet(str(src))) == before
 
 
 def _uniform(root: Path, files: int, rows: int, seed: int = 3) -> Path:
@@ -162,7 +158,7 @@ def test_bin_packing_small_files_per_partition(spark, tmp_path):
     big = root / "region=north" / "big.parquet"
     pq.write_table(pa.table({"v": rng.integers(0, 100, 400_000), "i": [-1] * 400_000}), big)
     big_stat = big.stat()
-    before = _rows(spark.read.parquet(str(root)).groupBy("region", "i").count())
+    before = exact_rows(spark.read.parquet(str(root)).groupBy("region", "i").count())
     small_size = (root / "region=north" / "small-0000.parquet").stat().st_size
     target = small_size * 40
     assert big_stat.st_size > target
@@ -178,4 +174,4 @@ def test_bin_packing_small_files_per_partition(spark, tmp_path):
     for sizes in after.values():  # 250 files of a partition became about 250/40 files
         assert 4 <= len(sizes) <= 10
         assert max(sizes) <= 1.5 * target
-    assert _rows(spark.read.parquet(str(root)).groupBy("region", "i").count()) == before
+    assert exact_rows(spark.read.parquet(str(root)).groupBy("region", "i").count()) == before

@@ -21,6 +21,7 @@ from skipindex.layout import cluster as cluster_module
 from skipindex.layout import commit
 from skipindex.layout.plan import load_plans
 from skipindex.store.location import locate
+from tests._support import exact_rows
 
 CHILD = Path(__file__).resolve().parents[1] / "_child_cluster.py"
 
@@ -37,10 +38,6 @@ def _table(root: Path, files: int = 6, rows: int = 5000) -> Path:
     return root
 
 
-def _rows(frame: Any) -> list[str]:
-    return sorted(repr(tuple(r)) for r in frame.collect())
-
-
 def _data_files(root: Path) -> list[str]:
     return sorted(
         p.relative_to(root).as_posix()
@@ -51,7 +48,7 @@ def _data_files(root: Path) -> list[str]:
 
 def test_killed_while_writing_leaves_the_source_whole(spark, tmp_path):
     root = _table(tmp_path / "t")
-    files, before = _data_files(root), _rows(spark.read.parquet(str(root)))
+    files, before = _data_files(root), exact_rows(spark.read.parquet(str(root)))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
     child = subprocess.Popen(
         [sys.executable, str(CHILD), str(root)],
@@ -70,7 +67,7 @@ def test_killed_while_writing_leaves_the_source_whole(spark, tmp_path):
         os.killpg(child.pid, signal.SIGKILL)  # the child and its JVM, mid-write
         child.wait()
     assert _data_files(root) == files
-    assert _rows(spark.read.parquet(str(root))) == before
+    assert exact_rows(spark.read.parquet(str(root))) == before
     assert si.read(spark, root, "a >= 0").count() == 30_000
     described = str(si.describe(root))
     assert "cluster plans not finished" in described
@@ -80,14 +77,14 @@ def test_killed_while_writing_leaves_the_source_whole(spark, tmp_path):
     assert any("rolled back" in line for line in report.recovered)
     assert [p.state for p in load_plans(locate(root))] == ["rolled_back", "completed"]
     assert not list((root / "_skipindex" / "cluster").glob("*/staged"))
-    assert _rows(spark.read.parquet(str(root))) == before
+    assert exact_rows(spark.read.parquet(str(root))) == before
 
 
 def test_stopped_mid_commit_readers_see_each_row_once_then_it_finishes(
     spark, tmp_path, monkeypatch
 ):
     root = _table(tmp_path / "t")
-    before = _rows(spark.read.parquet(str(root)))
+    before = exact_rows(spark.read.parquet(str(root)))
     real_finish = commit.finish
     stop_after: list[int] = []
 
@@ -105,14 +102,14 @@ def test_stopped_mid_commit_readers_see_each_row_once_then_it_finishes(
     assert plan.state == "committing"
     # A plain listing now holds some rows twice; prune/read settle it.
     assert spark.read.parquet(str(root)).count() > 30_000
-    assert _rows(si.read(spark, root, "a >= 0 OR a IS NULL")) == before
+    assert exact_rows(si.read(spark, root, "a >= 0 OR a IS NULL")) == before
     assert si.prune(root, "a >= 0").swapping  # the new files were hidden
 
     arrived = sum(1 for m in plan.moves if "/replaced/" not in m.target)
     for move in plan.moves[3 : arrived + 2]:  # all new files in, two old ones out
         Path(move.target).parent.mkdir(parents=True, exist_ok=True)
         locate(root).fs.move(move.source, move.target)
-    assert _rows(si.read(spark, root, "a >= 0 OR a IS NULL")) == before
+    assert exact_rows(si.read(spark, root, "a >= 0 OR a IS NULL")) == before
 
     monkeypatch.setattr(cluster_module.commit, "finish", real_finish)
     report = si.cluster(
@@ -120,12 +117,12 @@ def test_stopped_mid_commit_readers_see_each_row_once_then_it_finishes(
     )
     assert any("finished cluster plan" in line for line in report.recovered)
     assert load_plans(locate(root))[0].state == "completed"
-    assert _rows(spark.read.parquet(str(root))) == before
+    assert exact_rows(spark.read.parquet(str(root))) == before
 
 
 def test_rows_that_differ_replace_nothing(spark, tmp_path, monkeypatch):
     root = _table(tmp_path / "t")
-    files, before = _data_files(root), _rows(spark.read.parquet(str(root)))
+    files, before = _data_files(root), exact_rows(spark.read.parquet(str(root)))
     real = cluster_module.job.fingerprint
     calls: list[int] = []
 
@@ -138,7 +135,7 @@ def test_rows_that_differ_replace_nothing(spark, tmp_path, monkeypatch):
     with pytest.raises(si.VerificationError, match="30,000 rows before, 29,999 after"):
         si.cluster(root, by=["a"], target_file_bytes=20_000, spark=spark)
     assert _data_files(root) == files
-    assert _rows(spark.read.parquet(str(root))) == before
+    assert exact_rows(spark.read.parquet(str(root))) == before
     (plan,) = load_plans(locate(root))
     assert plan.state == "rolled_back"
     assert "VerificationError" in plan.message
