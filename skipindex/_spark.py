@@ -118,6 +118,23 @@ def session_conf(spark: Any, key: str, default: str) -> str:
 _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 
 
+_DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+
+
+def read_parquet_paths(spark: Any, reader: Any, paths: list[str]) -> Any:
+    """``reader.parquet(*paths)`` with every path taken literally and no listing job
+    (Spark lists more than ``threshold`` explicit paths with a job of its own)."""
+    previous = spark.conf.get(_DISCOVERY_THRESHOLD, None)
+    spark.conf.set(_DISCOVERY_THRESHOLD, str(max(len(paths) + 1, 32)))
+    try:
+        return reader.parquet(*(escape_glob(p) for p in paths))
+    finally:
+        if previous is None:
+            spark.conf.unset(_DISCOVERY_THRESHOLD)
+        else:
+            spark.conf.set(_DISCOVERY_THRESHOLD, previous)
+
+
 def escape_glob(path: str) -> str:
     """Spark globs the paths it is given; a file named ``a[1].parquet`` is literal."""
     return _GLOB_CHARS.sub(r"\\\1", path)

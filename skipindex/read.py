@@ -7,15 +7,13 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._spark import escape_glob
+from skipindex._spark import read_parquet_paths
 from skipindex.prune import OnDamaged, PruneResult, Where, prune
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 
 __all__ = ["read"]
-
-_DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
 
 def read(
@@ -68,17 +66,7 @@ def read(
         schema = reader.parquet(root).schema
     if schema is not None:
         reader = reader.schema(schema)
-    previous = spark.conf.get(_DISCOVERY_THRESHOLD, None)
-    # Listing more than `threshold` explicit paths would start a Spark job.
-    spark.conf.set(_DISCOVERY_THRESHOLD, str(max(len(result.files) + 1, 32)))
-    try:
-        frame = reader.parquet(*(escape_glob(f) for f in result.files))
-    finally:
-        if previous is None:
-            spark.conf.unset(_DISCOVERY_THRESHOLD)
-        else:
-            spark.conf.set(_DISCOVERY_THRESHOLD, previous)
-    return frame.filter(condition)
+    return read_parquet_paths(spark, reader, result.files).filter(condition)
 
 
 def delta_spark_schema(location: TableLocation) -> Any:

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from skipindex.errors import InvalidSpecError, UnsupportedTableError, VerificationError
 from skipindex.layout import commit, job
@@ -38,6 +37,7 @@ from skipindex.layout.plan import (
 )
 from skipindex.layout.recover import recover, resolve_by
 from skipindex.partitions import partition_names
+from skipindex.spark_view import open_file
 from skipindex.store.location import DataFile, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.vacuum import in_flight
 
@@ -161,7 +161,7 @@ def _target(
         raise InvalidSpecError(
             "cluster destination is the source itself: leave dst=None for in place"
         )
-    if target.fs.get_file_info(target.root).type != pafs.FileType.NotFound:
+    if target.exists(target.root):
         data = target.list_data_files()
         if data:
             raise InvalidSpecError(
@@ -238,7 +238,7 @@ def _stage_and_verify(
         spark, location.user_root, _user_paths(location, plan.rewritten), schema
     )
     staged = commit.staging_dir(target, plan.plan_id)
-    partitions = {n.lower() for g in plan.groups for n in partition_names(g.files[0])}
+    partitions = _partition_keys(plan)
     job.write_groups(
         source,
         _key_model(spark, location, plan, source, noise),
@@ -335,11 +335,13 @@ def _table_schema(spark: Any, location: TableLocation) -> Any:
 
 
 def _row_count(location: TableLocation, paths: Sequence[str]) -> int:
-    total = 0
-    for path in paths:
-        with location.fs.open_input_file(location.fs_path(path)) as handle:
-            total += pq.read_metadata(handle).num_rows
-    return total
+    """Rows in ``paths``, from their footers."""
+    return sum(open_file(location.fs_path(p), location.fs).metadata.num_rows for p in paths)
+
+
+def _partition_keys(plan: ClusterPlan) -> set[str]:
+    """The table's partition column names, lower-cased (Spark matches them so)."""
+    return {n.lower() for g in plan.groups for n in partition_names(g.files[0])}
 
 
 def _user_path(location: TableLocation, fs_path: str) -> str:
@@ -363,7 +365,7 @@ def _index(
     from skipindex.indexes.minmax import MinMax
     from skipindex.store.manifest import load_latest
 
-    partitions = {n.lower() for g in plan.groups for n in partition_names(g.files[0])}
+    partitions = _partition_keys(plan)
     specs = (
         list(indexes)
         if indexes is not None

@@ -59,18 +59,14 @@ def replaced_dir(location: TableLocation, plan_id: str) -> str:
     return f"{plans_dir(location)}/{plan_id}/replaced"
 
 
-def _exists(fs: pafs.FileSystem, path: str) -> bool:
-    return bool(fs.get_file_info(path).type != pafs.FileType.NotFound)
-
-
 def finish(location: TableLocation, target: TableLocation, plan: ClusterPlan) -> ClusterPlan:
     """Make the plan's moves (``target`` holds them: the destination, or the table
     itself in place). Moves already made are skipped, so this also resumes."""
     for move in plan.moves:
-        if _exists(target.fs, move.source):
+        if target.exists(move.source):
             target.fs.create_dir(move.target.rsplit("/", 1)[0], recursive=True)
             target.fs.move(move.source, move.target)
-        elif not _exists(target.fs, move.target):
+        elif not target.exists(move.target):
             raise ConflictError(
                 f"cluster plan {plan.plan_id}: {move.source} is gone and {move.target} "
                 "was never written; the plan cannot be completed"
@@ -94,7 +90,7 @@ def clean_replaced(location: TableLocation) -> list[str]:
     removed: list[str] = []
     for plan in load_plans(location):
         folder = replaced_dir(location, plan.plan_id)
-        if plan.state != "completed" or not _exists(location.fs, folder):
+        if plan.state != "completed" or not location.exists(folder):
             continue
         entries = location.fs.get_file_info(pafs.FileSelector(folder, recursive=True))
         removed.extend(e.path for e in entries if e.type == pafs.FileType.File)

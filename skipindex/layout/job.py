@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._spark import escape_glob, job_description, worker_errors
+from skipindex._spark import job_description, read_parquet_paths, worker_errors
 from skipindex.layout.keys import FILE, GROUP, HELPER_COLUMNS, KEY, PATH, SLOT, KeyModel
 
 __all__ = [
@@ -26,7 +26,6 @@ __all__ = [
     "write_groups",
 ]
 
-_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 Fingerprint = tuple[int, int, int]
 
 
@@ -51,16 +50,8 @@ def quoted(functions: Any, name: str) -> Any:
 def read_files(spark: Any, root: str, files: Sequence[str], schema: Any) -> Any:
     """The rows of ``files`` (user paths under ``root``), typed by ``schema`` (the
     whole table's, partition columns included), with no listing job."""
-    previous = spark.conf.get(_THRESHOLD, None)
-    spark.conf.set(_THRESHOLD, str(max(len(files) + 1, 32)))
-    try:
-        reader = spark.read.option("basePath", root).schema(schema)
-        return reader.parquet(*(escape_glob(f) for f in files))
-    finally:
-        if previous is None:
-            spark.conf.unset(_THRESHOLD)
-        else:
-            spark.conf.set(_THRESHOLD, previous)
+    reader = spark.read.option("basePath", root).schema(schema)
+    return read_parquet_paths(spark, reader, list(files))
 
 
 def sample(frame: Any, by: Sequence[str], fraction: float, seed: int) -> pa.Table:

@@ -11,7 +11,7 @@ is the noise Delta adds against skew, applied only where it is needed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote
 
@@ -153,15 +153,4 @@ def fit(
         ordered = np.sort(keys[groups == group])
         picks = (np.arange(1, count_out) * len(ordered)) // count_out
         splits.append(ordered[picks] if len(ordered) else np.empty(0, np.uint64))
-    return KeyModel(
-        tuple(by),
-        bounds,
-        curve,
-        bits,
-        depth,
-        group_of_file,
-        tuple(splits),
-        first,
-        tuple(slots),
-        noise,
-    )
+    return replace(model, splits=tuple(splits))

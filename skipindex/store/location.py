@@ -61,6 +61,10 @@ class TableLocation:
     def index_dir(self) -> str:
         return f"{self.root}/{INDEX_DIR}"
 
+    def exists(self, fs_path: str) -> bool:
+        """Whether anything (file or folder) is at ``fs_path`` in this file system."""
+        return bool(self.fs.get_file_info(fs_path).type != pafs.FileType.NotFound)
+
     def fs_path(self, relative: str) -> str:
         return f"{self.root}/{_contained(relative)}"
 

@@ -189,7 +189,7 @@ def commit(location: TableLocation, manifest: Manifest, build_id: str = "") -> M
     try:
         _publish(location, tmp, final, stamped.version)
     finally:
-        if _exists(location, tmp):
+        if location.exists(tmp):
             location.fs.delete_file(tmp)
     return stamped
 
@@ -237,7 +237,7 @@ def _publish_claimed(location: TableLocation, tmp: str, final: str, version: int
             and e.path != mine
             and (born - e.mtime_ns) // 10**6 < CLAIM_TTL_MS
         ]
-        if rivals or _exists(location, final):
+        if rivals or location.exists(final):
             raise ConflictError(f"another build is committing or committed {final}")
         if (time.monotonic() - started) * 1000 > CLAIM_TTL_MS / 2:
             raise ConflictError(f"claiming {final} took too long to be safe; retrying")
@@ -245,7 +245,3 @@ def _publish_claimed(location: TableLocation, tmp: str, final: str, version: int
     finally:
         with suppress(FileNotFoundError):
             location.fs.delete_file(mine)
-
-
-def _exists(location: TableLocation, path: str) -> bool:
-    return bool(location.fs.get_file_info(path).type != pafs.FileType.NotFound)
