@@ -12,6 +12,12 @@ Two passes, cheapest first:
    that is how a conjunction skips a file where every condition matches some
    row but no row matches them all.
 
+Between the two, files where the conditions' selected value ranges predict at
+least ``likely_rows`` matching rows (multiplying the shares of AND, adding those
+of OR, as if the columns were independent) are kept without the row-level pass:
+it would almost surely keep them anyway, and it costs the most exactly there.
+This can only keep a file, never drop one; ``likely_rows=None`` turns it off.
+
 The file-level pass is a fold (:mod:`skipindex.expressions.visitors`); the
 row-level pass narrows candidates on the way down, with its own explicit stack.
 Both are iterative: 1,000-deep predicates are fine.
@@ -25,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import cast
 
 import numpy as np
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap
 
 from skipindex.expressions.nodes import (
     AlwaysFalse,
@@ -44,10 +50,13 @@ from skipindex.expressions.nodes import (
 from skipindex.expressions.visitors import fold
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexKind, RowLevelKind
 
-__all__ = ["Evaluation", "LeafReport", "evaluate"]
+__all__ = ["LIKELY_ROWS", "Evaluation", "LeafReport", "evaluate"]
+
+# Expected matching rows from which a file is kept without combining its bitmaps.
+LIKELY_ROWS = 256.0
 
 LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
-RowSets = dict[int, BitMap | None]  # file position -> rows that might match (None: all)
+RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
 
 
 @dataclass
@@ -66,6 +75,9 @@ class Evaluation:
     leaves: list[LeafReport]
     row_level_files: int = 0  # files that needed bitmaps
     row_level_skipped: int = 0  # of those, files whose combined row set was empty
+    row_level_likely: int = 0  # files kept as likely matches, bitmaps not combined
+    # Surviving files the row-level pass narrowed: file position -> rows that might match.
+    row_sets: RowSets = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,7 @@ def evaluate(
     predicate: BoundPredicate,
     num_rows: np.ndarray,
     indexes: Mapping[str, Sequence[IndexColumn]],
+    likely_rows: float | None = LIKELY_ROWS,
 ) -> Evaluation:
     """Which files might hold a row for which ``predicate`` is TRUE."""
     run = _Run(num_rows, indexes)
@@ -92,11 +105,19 @@ def evaluate(
     row_level = run.row_level_leaves(predicate)
     if row_level and alive.any():
         positions = np.flatnonzero(alive)
-        survivors = run.rows(predicate, positions)
+        likely = np.zeros(len(positions), dtype=bool)
+        if likely_rows is not None:
+            likely = run.expected_rows(predicate, positions) >= likely_rows
+        checked = positions[~likely]
+        survivors = run.rows(predicate, checked) if len(checked) else {}
         alive = np.zeros_like(alive)
+        alive[positions[likely]] = True
         alive[list(survivors)] = True
-        skipped = len(positions) - len(survivors)
-        return Evaluation(alive, run.report_list(), len(positions), skipped)
+        skipped = len(checked) - len(survivors)
+        narrowed: RowSets = {p: rows for p, rows in survivors.items() if rows is not None}
+        return Evaluation(
+            alive, run.report_list(), len(checked), skipped, int(likely.sum()), narrowed
+        )
     return Evaluation(alive, run.report_list())
 
 
@@ -170,6 +191,25 @@ class _Run:
             return self.row_kind(cast(BoundPredicate, node)) is not None
 
         return fold(cast(AnyPredicate, predicate), children_of, visit)
+
+    def expected_rows(self, predicate: BoundPredicate, positions: np.ndarray) -> np.ndarray:
+        """Per file at ``positions``, about how many rows match (see the module doc)."""
+
+        def visit(node: AnyPredicate, parts: list[np.ndarray]) -> np.ndarray:
+            if isinstance(node, And):
+                return np.asarray(np.prod(parts, axis=0))
+            if isinstance(node, Or):
+                return np.asarray(np.minimum(np.sum(parts, axis=0), 1.0))
+            leaf = cast(BoundPredicate, node)
+            share = self.leaf_mask(leaf)[positions].astype(np.float64)
+            found = self.row_kind(leaf)
+            if found is not None:
+                assert isinstance(leaf, LEAF_TYPES)
+                share *= found[0].selectivity(leaf, found[1], positions)
+            return np.asarray(share)
+
+        share = fold(cast(AnyPredicate, predicate), children_of, visit)
+        return np.asarray(share * self.num_rows[positions])
 
     def rows(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
         """Row sets of the files at ``positions`` that may still match."""

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyroaring import AbstractBitMap
 
 from skipindex.column_paths import column_key, split_name
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
-from skipindex.evaluate import Evaluation, IndexColumn, LeafReport, evaluate
+from skipindex.evaluate import LIKELY_ROWS, Evaluation, IndexColumn, LeafReport, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, children_of
 from skipindex.expressions.timezones import default_time_zone, zone_named
@@ -30,6 +31,7 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.layout.commit import settled_listing
 from skipindex.partitions import PartitionColumn, partition_columns, partition_index
+from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
     DataFile,
@@ -41,7 +43,7 @@ from skipindex.store.location import (
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
-__all__ = ["OnDamaged", "PruneResult", "Where", "prune"]
+__all__ = ["OnDamaged", "PruneResult", "RowLevel", "Where", "prune"]
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -51,6 +53,9 @@ Where: TypeAlias = "str | Column"
 # What prune does with an index it cannot read: raise IndexCorruptError, or keep
 # every file with a warning.
 OnDamaged = Literal["raise", "keep"]
+# Where prune combines bitmaps row by row: in every file ("always"), or not in
+# files where the conditions predict many matching rows ("auto").
+RowLevel = Literal["auto", "always"]
 
 _READ_ATTEMPTS = 5
 
@@ -68,6 +73,7 @@ class PruneResult:
     leaves: list[LeafReport] = field(default_factory=list, repr=False)
     row_level_files: int = 0
     row_level_skipped: int = 0
+    row_level_likely: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     spark_schema: str | None = field(default=None, repr=False)  # for read()
@@ -78,6 +84,9 @@ class PruneResult:
     # Files left out because an in-place cluster was swapping them: a plain listing
     # of the folder would not be consistent now.
     swapping: list[str] = field(default_factory=list, repr=False)
+    # Kept file -> the row groups that can hold a matching row, for the files where
+    # row-level bitmaps rule some out; see row_groups_of().
+    row_groups: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     @property
     def kept(self) -> int:
@@ -92,6 +101,12 @@ class PruneResult:
     @property
     def skipped(self) -> int:
         return self.total - self.kept
+
+    def row_groups_of(self, file: str) -> list[int] | None:
+        """The row groups of kept ``file`` (a path from ``files``) that can hold a
+        matching row, or None when any of them can. For readers that open row
+        groups themselves: ``pq.ParquetFile(f).read_row_groups(groups)``."""
+        return self.row_groups.get(file)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: files, counts, what each condition's indexes ruled out, warnings."""
@@ -114,7 +129,12 @@ class PruneResult:
                 }
                 for leaf in self.leaves
             ],
-            "row_level": {"files": self.row_level_files, "ruled_out": self.row_level_skipped},
+            "row_groups": self.row_groups,
+            "row_level": {
+                "files": self.row_level_files,
+                "ruled_out": self.row_level_skipped,
+                "kept_as_likely": self.row_level_likely,
+            },
             "warnings": self.warnings,
             "seconds": self.seconds,
             "explanation": self.explain(),
@@ -144,6 +164,12 @@ class PruneResult:
                 f"row-level bitmaps, combined row by row across conditions, evaluated on "
                 f"{self.row_level_files} files and ruled out {self.row_level_skipped}"
             )
+        if self.row_level_likely:
+            lines.append(
+                f"{self.row_level_likely} files kept without combining bitmaps: their "
+                f"conditions' value ranges predict at least {LIKELY_ROWS:.0f} matching rows "
+                "(row_level='always' combines them too)"
+            )
         for leaf in self.leaves:
             by_kind = ", ".join(f"{k} ruled out {n} files" for k, n in leaf.ruled_out.items())
             detail = by_kind or leaf.note or f"answered by {', '.join(leaf.kinds)}: ruled out none"
@@ -160,6 +186,7 @@ def prune(
     case_sensitive: bool | None = None,
     on_damaged: OnDamaged = "raise",
     storage_options: StorageOptions | None = None,
+    row_level: RowLevel = "auto",
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -173,16 +200,22 @@ def prune(
     ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
     file instead of raising :class:`~skipindex.errors.IndexCorruptError`.
     ``storage_options`` configure an object store (endpoint, credentials, region).
+    ``row_level="auto"`` keeps a file without combining its bitmaps row by row
+    where the conditions' value ranges predict many matching rows (cheaper, and
+    it can only keep more); ``"always"`` combines them in every file.
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
+    if row_level not in ("auto", "always"):
+        raise ValueError(f"row_level must be 'auto' or 'always', not {row_level!r}")
     started = time.perf_counter()
     zone_text = time_zone or _column_session_zone(where) or default_time_zone()
     try:
         zone = zone_named(zone_text)
     except ValueError as exc:
         raise InvalidPredicateError(f"time_zone: {exc}") from None
-    session = _Session(zone, zone_text, case_sensitive)
+    likely_rows = LIKELY_ROWS if row_level == "auto" else None
+    session = _Session(zone, zone_text, case_sensitive, likely_rows)
     location = locate(path, storage_options)
     listing, not_parquet = location.list_files()
     listing, swapping = settled_listing(location, listing, location.list_data_files)
@@ -218,6 +251,7 @@ class _Session:
     zone: tzinfo
     zone_text: str
     case_sensitive: bool | None
+    likely_rows: float | None = LIKELY_ROWS  # not a session setting: how hard to look
 
 
 def _prune_latest(
@@ -269,14 +303,14 @@ def _prune(
         for d in manifest.indexes
         if d.column in columns and split_name(d.column)[0].lower() not in hidden
     ]
-    segments = read_segments(location, manifest, [d.field for d in wanted])
+    segments = read_segments(location, manifest, ["row_group_rows", *(d.field for d in wanted)])
     covered, positions = _match(segments, listing)
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
     num_rows = segments.column("num_rows").to_numpy()
     for definition in wanted:
-        payloads = segments.column(definition.field).combine_chunks()
         kind = kind_for(definition, manifest.arrow_schema)
-        indexes[definition.column].append(IndexColumn(kind, FileBatch(num_rows, payloads)))
+        batch = _file_batch(location, manifest, definition.field, segments, num_rows)
+        indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
     listed_at = _listing_positions(len(segments), covered, positions)
     for partition in partitions:
@@ -288,7 +322,7 @@ def _prune(
             continue
         indexes[key].append(partition_index(partition, listed_at, num_rows))
     try:
-        evaluation: Evaluation = evaluate(bound, num_rows, indexes)
+        evaluation: Evaluation = evaluate(bound, num_rows, indexes, session.likely_rows)
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(
@@ -304,6 +338,7 @@ def _prune(
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
     files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
+    groups = _row_groups(location, listing, keep & covered, positions, segments, evaluation)
     return PruneResult(
         files=files,
         total=len(listing),
@@ -314,12 +349,68 @@ def _prune(
         leaves=evaluation.leaves,
         row_level_files=evaluation.row_level_files,
         row_level_skipped=evaluation.row_level_skipped,
+        row_level_likely=evaluation.row_level_likely,
         seconds=time.perf_counter() - started,
         warnings=notes,
         spark_schema=manifest.spark_schema,
         time_zone=session.zone_text,
         partitions=partitions,
+        row_groups=groups,
     )
+
+
+def _row_groups(
+    location: TableLocation,
+    listing: list[DataFile],
+    kept: np.ndarray,
+    positions: np.ndarray,
+    segments: pa.Table,
+    evaluation: Evaluation,
+) -> dict[str, list[int]]:
+    """Per kept file whose matching rows bitmaps narrowed, the row groups holding
+    any of them (files where every row group may match are left out)."""
+    if not evaluation.row_sets:
+        return {}
+    sizes = segments.column("row_group_rows")
+    num_rows = segments.column("num_rows")
+    out: dict[str, list[int]] = {}
+    for at in np.flatnonzero(kept).tolist():
+        rows = evaluation.row_sets.get(int(positions[at]))
+        if rows is None:
+            continue
+        group_rows = sizes[int(positions[at])].as_py() or []
+        if sum(group_rows) != num_rows[int(positions[at])].as_py():
+            continue  # no row-group layout recorded: any group may match
+        groups = matching_row_groups(rows, group_rows)
+        if len(groups) < len(group_rows):
+            out[location.user_path(listing[at].path)] = groups
+    return out
+
+
+def matching_row_groups(rows: AbstractBitMap, group_rows: list[int]) -> list[int]:
+    """Indices of the row groups (``group_rows[g]`` rows each, in order) that hold
+    at least one of ``rows``."""
+    ends = np.cumsum(group_rows, dtype=np.int64)
+    below_end = [rows.rank(int(e) - 1) if e > 0 else 0 for e in ends.tolist()]
+    before = [0, *below_end[:-1]]
+    return [g for g, (a, b) in enumerate(zip(before, below_end, strict=True)) if b > a]
+
+
+def _file_batch(
+    location: TableLocation,
+    manifest: Manifest,
+    field: str,
+    segments: pa.Table,
+    num_rows: np.ndarray,
+) -> FileBatch:
+    """One index column over every file, kept across prunes: the segments a
+    manifest names never change, so neither do the bitmaps decoded from them."""
+    key = (location.uri, *(ref.path for ref in manifest.segments), field)
+    batch = batch_cache.get(key)
+    if not isinstance(batch, FileBatch):
+        batch = FileBatch(num_rows, segments.column(field).combine_chunks())
+        batch_cache.put(key, batch)
+    return batch
 
 
 def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex._spark import read_parquet_paths
-from skipindex.prune import OnDamaged, PruneResult, Where, prune
+from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
@@ -23,6 +23,7 @@ def read(
     *,
     on_damaged: OnDamaged = "raise",
     storage_options: StorageOptions | None = None,
+    row_level: RowLevel = "auto",
 ) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
@@ -40,6 +41,7 @@ def read(
         case_sensitive=view.case_sensitive,
         on_damaged=on_damaged,
         storage_options=storage_options,
+        row_level=row_level,
     )
     location = locate(path, storage_options)
     root = location.user_root

@@ -228,6 +228,29 @@ def duckdb_matching_files(paths: list[Path], predicates: list[str]) -> list[set[
     return [{os.path.basename(r[0]) for r in rows if r[i + 1]} for i in range(len(predicates))]
 
 
+def duckdb_matching_row_groups(
+    paths: list[Path], predicates: list[str], group_rows: int = 3
+) -> list[dict[str, set[int]]]:
+    """Per predicate, file name -> the row groups holding a matching row, for files
+    written by :func:`write_files` (``group_rows`` rows per row group)."""
+    import duckdb
+
+    con = duckdb.connect()
+    con.execute("SET TimeZone = 'UTC'")
+    files = ", ".join(f"'{p}'" for p in paths)
+    flags = ", ".join(f"bool_or(coalesce({p}, false)) AS p{i}" for i, p in enumerate(predicates))
+    rows = con.execute(
+        f"SELECT filename, file_row_number // {group_rows}, {flags} FROM read_parquet("
+        f"[{files}], filename=true, file_row_number=true, union_by_name=true) GROUP BY ALL"
+    ).fetchall()
+    out: list[dict[str, set[int]]] = [{} for _ in predicates]
+    for name, group, *flags_of in rows:
+        for i, flag in enumerate(flags_of):
+            if flag:
+                out[i].setdefault(os.path.basename(name), set()).add(int(group))
+    return out
+
+
 def _spark_schema_json() -> dict[str, Any]:
     spark_types = {
         "i": "long",

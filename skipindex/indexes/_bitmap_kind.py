@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import physical_type
 from skipindex.errors import InvalidSpecError
@@ -19,8 +19,11 @@ from skipindex.expressions.nodes import (
     BoundLeaf,
 )
 from skipindex.indexes._bitmap_build import bucketize, list_value, split_nulls
-from skipindex.indexes._bitmap_query import FilePayload, Range, SortedValues, select_ranges
+from skipindex.indexes._bitmap_query import Range, SortedValues, select_ranges
+from skipindex.indexes._code_search import Codes, Either, SortedLists
+from skipindex.indexes._payloads import EMPTY, FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, to_bytes
+from skipindex.indexes._selection import Selection, select
 from skipindex.indexes.base import FileBatch, RowLevelKind
 
 
@@ -31,7 +34,13 @@ def check_int_param(kind: str, name: str, value: Any, minimum: int) -> int:
 
 
 class BitmapKind(RowLevelKind):
-    """Base of the row-level bitmap kinds: null handling and payload access."""
+    """Base of the row-level bitmap kinds: null handling, payload access, and the
+    per-leaf selection shared by estimating and answering."""
+
+    def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
+        super().__init__(column, arrow_type, params)
+        # Kinds are made per prune, so this memo lives for one prune.
+        self._selections: dict[BoundLeaf, Selection | None] = {}
 
     def value_type(self) -> pa.DataType:
         return physical_type(self.arrow_type)
@@ -39,29 +48,95 @@ class BitmapKind(RowLevelKind):
     def answers(self, leaf: BoundLeaf) -> bool:
         return leaf.column.name == self.column  # every comparison, [NOT] IN, IS [NOT] NULL
 
-    def matching_rows(
-        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
-    ) -> list[BitMap | None]:
-        payloads = files.payloads
-        known = files.known()
-        columns = {f.name: payloads.field(f.name) for f in payloads.type}
-        out: list[BitMap | None] = []
-        for i in map(int, positions):
-            file = FilePayload(columns, i, int(files.num_rows[i]))
-            if not known[i]:
-                out.append(None)
-            elif isinstance(leaf, BoundIsNull):
-                out.append((file.nonnull if leaf.negated else file.nulls).copy())
-            else:
-                out.append(self.rows(leaf, file))
-        return out
+    @abstractmethod
+    def codes(self, columns: PayloadColumns) -> Codes:
+        """Searchers over every file's codes, and how many codes each file has."""
 
     @abstractmethod
-    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
+    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
         """The rows of one file satisfying a comparison or [NOT] IN leaf."""
+
+    @abstractmethod
+    def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
+        """The rows of one file whose codes fall in ``ranges`` (of ``k`` codes)."""
+
+    def file_codes(self, files: FileBatch) -> Codes:
+        columns = payload_columns(files)
+        found = columns.memo.get("codes")
+        if found is None:
+            found = columns.memo.setdefault("codes", self.codes(columns))
+        assert isinstance(found, Codes)
+        return found
+
+    def selection(self, leaf: BoundLeaf, files: FileBatch) -> Selection | None:
+        if leaf not in self._selections:
+            codes = self.file_codes(files)
+            self._selections[leaf] = select(leaf, codes.lows, codes.highs, codes.sizes)
+        return self._selections[leaf]
+
+    def selectivity(self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray) -> np.ndarray:
+        columns = payload_columns(files)
+        share = np.ones(len(positions))
+        if isinstance(leaf, BoundIsNull):
+            if not leaf.negated:  # no null rows: IS NULL matches none
+                share[~columns.has_nulls[positions] & columns.known[positions]] = 0.0
+            return share
+        chosen = self.selection(leaf, files)
+        if chosen is not None:
+            share = chosen.fraction()[positions]
+        share[~self.file_codes(files).usable[positions]] = 1.0
+        return share
+
+    def matching_rows(
+        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+    ) -> list[AbstractBitMap | None]:
+        columns = payload_columns(files)
+        if isinstance(leaf, BoundIsNull):
+            return [
+                None if not known else file.nonnull if leaf.negated else file.nulls
+                for file, known in self._views(columns, positions, columns.known)
+            ]
+        usable = self.file_codes(files).usable
+        chosen = self.selection(leaf, files)
+        if chosen is None:  # != , NOT IN, long IN lists: file by file
+            return [
+                self.rows(leaf, file) if ok else None
+                for file, ok in self._views(columns, positions, usable)
+            ]
+        # Decided without bitmaps: no payload (all might match), no code selected
+        # (none), every code selected (every non-null row); the rest read bitmaps.
+        answers: list[AbstractBitMap | None] = [None] * len(positions)
+        empty = usable[positions] & chosen.empty[positions]
+        every = usable[positions] & ~empty & chosen.everything[positions]
+        for at in np.flatnonzero(empty).tolist():
+            answers[at] = EMPTY
+        for at in np.flatnonzero(every & columns.has_nulls[positions]).tolist():
+            answers[at] = columns.nonnull(int(positions[at]))
+        work = np.flatnonzero(usable[positions] & ~empty & ~every)
+        for at, i in zip(work.tolist(), positions[work].tolist(), strict=True):
+            file = FileView(columns, i)
+            answers[at] = self.rows_of_ranges(chosen.ranges(i), int(chosen.sizes[i]), file)
+        return answers
+
+    @staticmethod
+    def _views(
+        columns: PayloadColumns, positions: np.ndarray, usable: np.ndarray
+    ) -> list[tuple[FileView, bool]]:
+        return [(FileView(columns, i), bool(usable[i])) for i in positions.tolist()]
 
     def searcher(self, values: pa.Array | None) -> SortedValues | None:
         return None if values is None else SortedValues(values, self.domain)
+
+
+def payload_columns(files: FileBatch) -> PayloadColumns:
+    """The batch's decoded view, made once per batch (prune keeps batches)."""
+    found = files.memo.get("payload-columns")
+    if found is None:
+        found = files.memo.setdefault(
+            "payload-columns", PayloadColumns(files.payloads, files.num_rows)
+        )
+    assert isinstance(found, PayloadColumns)
+    return found
 
 
 class BucketedBitmapKind(BitmapKind):
@@ -82,7 +157,7 @@ class BucketedBitmapKind(BitmapKind):
         """``bitmaps`` (and the extra fields) from one bitmap per bucket."""
 
     @abstractmethod
-    def cover_ranges(self, ranges: list[Range], buckets: int, file: FilePayload) -> BitMap:
+    def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
         """The rows of the buckets in ``ranges`` (half-open bucket index ranges)."""
 
     def payload_type(self) -> pa.StructType:
@@ -107,9 +182,19 @@ class BucketedBitmapKind(BitmapKind):
             "nulls": to_bytes(bitmap_of(col.nulls)) if len(col.nulls) else None,
         }
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
+    def codes(self, columns: PayloadColumns) -> Codes:
+        highs_lists = columns.lists(self.highs_field)
+        lows_lists = columns.lists("lows")
+        highs = SortedLists(highs_lists, self.domain)
+        lows = Either(lows_lists.valid, SortedLists(lows_lists, self.domain), highs)
+        usable = columns.known & highs_lists.valid  # a payload without values knows nothing
+        return Codes(lows, highs, highs_lists.lengths, usable)
+
+    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
         highs = self.searcher(file.values(self.highs_field))
-        if highs is None:  # defensive: a payload without values knows nothing
-            return file.nonnull.copy()
+        assert highs is not None  # files without values are not usable
         lows = self.searcher(file.values("lows")) or highs
         return self.cover_ranges(select_ranges(leaf, lows, highs, highs.size), highs.size, file)
+
+    def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
+        return self.cover_ranges(ranges, k, file)

@@ -1,8 +1,7 @@
 """Query side of the bitmap kinds: a searcher maps a literal to ``(lt, le)`` code
 counts, :func:`select_ranges` turns a leaf into half-open ranges of codes, and
 :func:`cover` picks the cheaper of "union of the selected" and "non-null rows
-minus the others". :class:`FilePayload` decodes one file's stored bitmaps, each
-at most once."""
+minus the others"."""
 
 from __future__ import annotations
 
@@ -11,12 +10,11 @@ import itertools
 import math
 from collections.abc import Callable, Iterable
 from fractions import Fraction
-from functools import cached_property
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import Domain
 from skipindex.expressions.nodes import (
@@ -26,7 +24,8 @@ from skipindex.expressions.nodes import (
     Op,
 )
 from skipindex.indexes._bitmap_build import NUMERIC_DOMAINS
-from skipindex.indexes._roaring import from_bytes, union
+from skipindex.indexes._payloads import FileView
+from skipindex.indexes._roaring import union
 
 Range = tuple[int, int]
 
@@ -139,56 +138,20 @@ def select_ranges(
 def cover(
     ranges: list[Range],
     k: int,
-    rows: Callable[[int, int], list[BitMap]],
-    file: FilePayload,
+    rows: Callable[[int, int], list[AbstractBitMap]],
+    file: FileView,
     cost: Callable[[int, int], int],
-) -> BitMap:
+) -> AbstractBitMap:
     """Rows of the selected buckets: the union of ``rows(range)``, or the
     non-null rows minus the other buckets when that decodes fewer bitmaps."""
     if not ranges:
         return BitMap()
     others = complement(ranges, k)
     if not others:
-        return file.nonnull.copy()
+        return file.nonnull
     if sum(cost(a, b) for a, b in others) + 1 < sum(cost(a, b) for a, b in ranges):
         return file.nonnull - union([bm for a, b in others for bm in rows(a, b)])
-    return union([bm for a, b in ranges for bm in rows(a, b)])
-
-
-class FilePayload:
-    """One file's payload: lazy field access and lazily decoded bitmaps."""
-
-    def __init__(self, columns: dict[str, pa.Array], index: int, num_rows: int) -> None:
-        self.n = num_rows
-        self._columns = columns
-        self._index = index
-        self._decoded: dict[tuple[str, int], BitMap] = {}
-
-    def scalar(self, name: str) -> Any:
-        return self._columns[name][self._index].as_py()
-
-    def values(self, name: str) -> pa.Array | None:
-        """A list field's items (None when the list is null)."""
-        return cast("pa.Array | None", self._columns[name][self._index].values)
-
-    def bitmap(self, name: str, j: int) -> BitMap:
-        """Item ``j`` of a list<binary> field, decoded once."""
-        decoded = self._decoded.get((name, j))
-        return decoded if decoded is not None else self.bitmaps(name, j, j + 1)[0]
-
-    def bitmaps(self, name: str, a: int, b: int) -> list[BitMap]:
-        """Items ``a..b-1`` of a list<binary> field, decoded once (in bulk)."""
-        if any((name, j) not in self._decoded for j in range(a, b)):
-            items = self.values(name)
-            assert items is not None
-            for j, data in enumerate(items.slice(a, b - a).to_pylist(), start=a):
-                self._decoded.setdefault((name, j), from_bytes(data))
-        return [self._decoded[name, j] for j in range(a, b)]
-
-    @cached_property
-    def nulls(self) -> BitMap:
-        return from_bytes(self.scalar("nulls"))
-
-    @cached_property
-    def nonnull(self) -> BitMap:
-        return BitMap(range(self.n)) - self.nulls
+    selected = [bm for a, b in ranges for bm in rows(a, b)]
+    # Stored bitmaps are frozen and results are never changed in place: one
+    # bitmap can be returned as it is.
+    return selected[0] if len(selected) == 1 else union(selected)

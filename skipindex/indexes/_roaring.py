@@ -4,9 +4,10 @@ from Java, Go and C), built from sorted ``uint32`` row positions; never pickled.
 from __future__ import annotations
 
 import array
+from collections.abc import Sequence
 
 import numpy as np
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.errors import IndexCorruptError
 
@@ -36,6 +37,6 @@ def from_bytes(data: bytes | None) -> BitMap:
         raise IndexCorruptError(f"a stored Roaring bitmap does not decode: {exc}") from exc
 
 
-def union(bitmaps: list[BitMap]) -> BitMap:
+def union(bitmaps: Sequence[AbstractBitMap]) -> AbstractBitMap:
     """A new bitmap (never one of the inputs) holding the union."""
     return BitMap.union(*bitmaps) if bitmaps else BitMap()  # one input: a copy

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap
 
 from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
@@ -78,9 +78,17 @@ class FileBatch:
 
     num_rows: np.ndarray
     payloads: pa.StructArray = field(repr=False)
+    # What kinds derive from the payloads (decoded bitmaps, code arrays): prune
+    # keeps a batch across calls, so this is worked out once per process.
+    memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.num_rows)
+
+    @property
+    def nbytes(self) -> int:
+        """What a cache should count: the payloads, and as much again for what is decoded."""
+        return 2 * int(self.payloads.nbytes) + int(self.num_rows.nbytes)
 
     def known(self) -> np.ndarray:
         """True where the file has a payload."""
@@ -158,8 +166,14 @@ class RowLevelKind(IndexKind):
     # When several row-level kinds on one column can answer a leaf, the highest wins.
     precision: ClassVar[int] = 0
 
+    def selectivity(self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray) -> np.ndarray:
+        """Per file in ``positions``, about which share of its rows satisfy ``leaf``
+        (1.0 when unknown). Only an estimate: it decides where the exact answer is
+        worth computing, never what is kept."""
+        return np.ones(len(positions))
+
     @abstractmethod
     def matching_rows(
         self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
-    ) -> list[BitMap | None]:
+    ) -> list[AbstractBitMap | None]:
         """Per file in ``positions``, the rows satisfying ``leaf`` (None: all might)."""

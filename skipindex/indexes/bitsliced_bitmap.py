@@ -37,20 +37,22 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import Domain
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
 from skipindex.indexes._bitmap_build import Encoded, Ranked, list_value, rank_values, split_nulls
 from skipindex.indexes._bitmap_kind import BitmapKind
 from skipindex.indexes._bitmap_query import (
-    FilePayload,
+    Range,
     Searcher,
     SortedValues,
     cover,
     floor_ceil,
     select_ranges,
 )
+from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
+from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, to_bytes
 from skipindex.indexes.base import IndexSpec
 
@@ -155,46 +157,82 @@ class BitSlicedBitmapKind(BitmapKind):
         minimum = col.valid[low_at].as_py() if self.domain is Domain.DECIMAL else int(low)
         return minimum, None, codes
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FilePayload) -> BitMap:
-        slices = file.values("slices")
-        m = 0 if slices is None else len(slices)
+    def scale(self) -> int:
+        return getattr(self.arrow_type, "scale", 0) if self.domain is Domain.DECIMAL else 0
+
+    def codes(self, columns: PayloadColumns) -> Codes:
+        slices = columns.lists("slices").lengths
+        ranked = columns.lists("values")
+        minimums = columns.scalars("min")
+        offset = np.array([m is not None for m in minimums], dtype=bool) & ~ranked.valid
+        scale = self.scale()
+        unscaled = [int(floor_ceil(m, scale)[0]) if m is not None else 0 for m in minimums]
+        searcher = Either(
+            ~offset,
+            SortedLists(ranked, self.domain),
+            OffsetMinimums(unscaled, np.left_shift(1, slices), scale),
+        )
+        sizes = np.where(ranked.valid, ranked.lengths, np.left_shift(1, slices))
+        return Codes(searcher, searcher, sizes, columns.known & (ranked.valid | offset))
+
+    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
         values = file.values("values")
         codes: Searcher
         if values is not None:
             codes = SortedValues(values, self.domain)
             k = len(values)
         else:
-            minimum = file.scalar("min")
-            if minimum is None:  # defensive: neither coding is stored
-                return file.nonnull.copy()
-            scale = getattr(self.arrow_type, "scale", 0) if self.domain is Domain.DECIMAL else 0
-            k = 1 << m
-            codes = OffsetCodes(int(floor_ceil(minimum, scale)[0]), k, scale)
+            k = 1 << len(file.values("slices") or ())
+            minimum = int(floor_ceil(file.scalar("min"), self.scale())[0])
+            codes = OffsetCodes(minimum, k, self.scale())
+        return self.rows_of_ranges(select_ranges(leaf, codes, codes, k), k, file)
 
-        def at_most(c: int) -> BitMap:
-            """RangeEval-Opt: the non-null rows with code <= c."""
-            if c < 0:
-                return BitMap()
-            if c >= (1 << m) - 1:
-                return file.nonnull
-            result: BitMap | None = None  # None = every row (only 1-bits seen so far)
-            every_slice = file.bitmaps("slices", 0, m)  # all m are needed: decode in one go
-            for i in range(m):
-                bit_slice = every_slice[i]
-                if (c >> i) & 1:
-                    if result is not None:
-                        result |= bit_slice
-                elif result is None:
-                    result = bit_slice.copy()
-                else:
-                    result &= bit_slice
-            assert result is not None  # c < 2**m - 1 has a 0 bit
-            return result
+    def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
+        evaluate = RangeEval(file)
 
-        def between(a: int, b: int) -> list[BitMap]:
+        def between(a: int, b: int) -> list[AbstractBitMap]:
+            if b == a + 1:
+                return [evaluate.equal(a)]
             if b == k:
-                return [file.nonnull - at_most(a - 1)]
-            return [at_most(b - 1) - at_most(a - 1)]
+                return [file.nonnull - evaluate.at_most(a - 1)]
+            return [evaluate.at_most(b - 1) - evaluate.at_most(a - 1)]
 
-        ranges = select_ranges(leaf, codes, codes, k)
         return cover(ranges, k, between, file, lambda a, b: 1)
+
+
+class RangeEval:
+    """RangeEval-Opt over one file's slices (all m are decoded: every query needs them)."""
+
+    def __init__(self, file: FileView) -> None:
+        slices = file.values("slices")
+        self.m = 0 if slices is None else len(slices)
+        self.slices = file.bitmaps("slices", 0, self.m)
+        self.nonnull = file.nonnull
+
+    def at_most(self, c: int) -> AbstractBitMap:
+        """The non-null rows with code <= c."""
+        if c < 0:
+            return BitMap()
+        if c >= (1 << self.m) - 1:
+            return self.nonnull
+        result: BitMap | None = None  # None = every row (only 1-bits seen so far)
+        for i, bit_slice in enumerate(self.slices):
+            if (c >> i) & 1:
+                if result is not None:
+                    result |= bit_slice
+            elif result is None:
+                result = BitMap(bit_slice)
+            else:
+                result &= bit_slice
+        assert result is not None  # c < 2**m - 1 has a 0 bit
+        return result
+
+    def equal(self, c: int) -> AbstractBitMap:
+        """The non-null rows with code == c, in one pass: in every slice where c's
+        bit is 0, in none where it is 1."""
+        zeros = [s for i, s in enumerate(self.slices) if not (c >> i) & 1]
+        ones = [s for i, s in enumerate(self.slices) if (c >> i) & 1]
+        if c >= 1 << self.m:
+            return BitMap()
+        result = BitMap.intersection(*zeros) if zeros else BitMap(self.nonnull)
+        return result - BitMap.union(*ones) if ones else result

@@ -24,10 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
-from skipindex.indexes._bitmap_query import FilePayload, Range, cover
+from skipindex.indexes._bitmap_query import Range, cover
+from skipindex.indexes._payloads import FileView
 from skipindex.indexes._roaring import to_bytes
 from skipindex.indexes.base import IndexSpec
 
@@ -61,8 +62,8 @@ class EqualityBitmapKind(BucketedBitmapKind):
     def store(self, per_bucket: list[BitMap], non_null: int) -> dict[str, Any]:
         return {"bitmaps": [to_bytes(bm) for bm in per_bucket]}
 
-    def cover_ranges(self, ranges: list[Range], buckets: int, file: FilePayload) -> BitMap:
-        def bitmaps(a: int, b: int) -> list[BitMap]:
+    def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
+        def bitmaps(a: int, b: int) -> list[AbstractBitMap]:
             return file.bitmaps("bitmaps", a, b)
 
         return cover(ranges, buckets, bitmaps, file, lambda a, b: b - a)

@@ -35,10 +35,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
-from pyroaring import BitMap
+from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
-from skipindex.indexes._bitmap_query import FilePayload, Range, cover
+from skipindex.indexes._bitmap_query import Range, cover
+from skipindex.indexes._payloads import FileView
 from skipindex.indexes._roaring import to_bytes
 from skipindex.indexes.base import IndexSpec
 
@@ -87,11 +88,11 @@ class RangeBitmapKind(BucketedBitmapKind):
             above.append(to_bytes(running))
         return {"bitmaps": stored + above[::-1], "flip_from": flip_from}
 
-    def cover_ranges(self, ranges: list[Range], buckets: int, file: FilePayload) -> BitMap:
+    def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
         k = buckets
         flip_from = int(file.scalar("flip_from") or 0)
 
-        def between(a: int, b: int) -> list[BitMap]:
+        def between(a: int, b: int) -> list[AbstractBitMap]:
             """Rows of bins a..b-1: C_{b-1} - C_{a-1} (C_{-1} empty, C_{k-1} non-null)."""
             if b == k:  # non-null - C_{a-1}
                 if a == 0:

@@ -1,9 +1,10 @@
-"""An in-process LRU cache of segment columns.
+"""In-process LRU caches of segment columns and of what prune makes of them.
 
 Segment files are written once under a unique name and never modified, so a
 column read from one stays valid for as long as the name is in use: repeated
-prunes (a warm process, a notebook, a query server) skip the Parquet reads.
-The cache is bounded in bytes; ``SKIPINDEX_CACHE_BYTES=0`` turns it off.
+prunes (a warm process, a notebook, a query server) skip the Parquet reads, and
+with :data:`batch_cache` the decoding of stored bitmaps too. Each cache is
+bounded in bytes; ``SKIPINDEX_CACHE_BYTES=0`` turns both off.
 """
 
 from __future__ import annotations
@@ -11,29 +12,38 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from typing import Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
 
-__all__ = ["ColumnCache", "segment_cache"]
+__all__ = ["ColumnCache", "batch_cache", "segment_cache"]
+
+
+class _Sized(Protocol):
+    @property
+    def nbytes(self) -> int: ...
+
+
+V = TypeVar("V", bound=_Sized)
 
 DEFAULT_BYTES = 512 * 1024 * 1024
 
 
-class ColumnCache:
+class ColumnCache(Generic[V]):
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, str, str], pa.ChunkedArray] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, ...], V] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, key: tuple[str, str, str]) -> pa.ChunkedArray | None:
+    def get(self, key: tuple[str, ...]) -> V | None:
         with self._lock:
             column = self._entries.get(key)
             if column is not None:
                 self._entries.move_to_end(key)
             return column
 
-    def put(self, key: tuple[str, str, str], column: pa.ChunkedArray) -> None:
+    def put(self, key: tuple[str, ...], column: V) -> None:
         size = int(column.nbytes)
         if size > self.max_bytes:
             return
@@ -52,4 +62,7 @@ class ColumnCache:
             self._bytes = 0
 
 
-segment_cache = ColumnCache(int(os.environ.get("SKIPINDEX_CACHE_BYTES", DEFAULT_BYTES)))
+_LIMIT = int(os.environ.get("SKIPINDEX_CACHE_BYTES", DEFAULT_BYTES))
+segment_cache: ColumnCache[pa.ChunkedArray] = ColumnCache(_LIMIT)
+# Prune's FileBatch per (table, segments, index column): payloads plus decoded bitmaps.
+batch_cache: ColumnCache[Any] = ColumnCache(_LIMIT)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,22 +97,47 @@ class TableLocation:
             return [DataFile(*f) for f in sorted(files)], []
         found: list[DataFile] = []
         ignored: list[str] = []
+        entries = _local_entries if isinstance(self.fs, pafs.LocalFileSystem) else self._entries
         pending = [self.root]
         while pending:  # breadth-first, never descending into hidden folders
             folder = pending.pop()
-            for entry in self.fs.get_file_info(pafs.FileSelector(folder)):
-                if is_hidden(entry.base_name):
+            for path, name, size, mtime_ns in entries(folder):
+                if is_hidden(name):
                     continue
-                if entry.type == pafs.FileType.Directory:
-                    pending.append(entry.path)
-                elif entry.type == pafs.FileType.File:
-                    relative = entry.path[len(self.root) + 1 :]
-                    if _NOT_PARQUET.search(entry.base_name):
-                        ignored.append(relative)
-                        continue
-                    found.append(DataFile(relative, int(entry.size), entry.mtime_ns // 1_000_000))
+                if size < 0:
+                    pending.append(path)
+                    continue
+                relative = path[len(self.root) + 1 :]
+                if _NOT_PARQUET.search(name):
+                    ignored.append(relative)
+                else:
+                    found.append(DataFile(relative, size, mtime_ns // 1_000_000))
         found.sort(key=lambda f: f.path)
         return found, sorted(ignored)
+
+    def _entries(self, folder: str) -> Iterator[tuple[str, str, int, int]]:
+        """(path, name, size, mtime_ns) of a folder's files; size -1 for folders."""
+        for entry in self.fs.get_file_info(pafs.FileSelector(folder)):
+            if entry.type == pafs.FileType.Directory:
+                yield entry.path, entry.base_name, -1, 0
+            elif entry.type == pafs.FileType.File:
+                yield entry.path, entry.base_name, int(entry.size), int(entry.mtime_ns)
+
+
+def _local_entries(folder: str) -> Iterator[tuple[str, str, int, int]]:
+    """:meth:`TableLocation._entries` on a local disk with ``os.scandir``: the same
+    stat calls as pyarrow's listing, without building a FileInfo per file (at
+    10,000 files that was half of a warm prune)."""
+    with os.scandir(folder) as scan:
+        for entry in scan:
+            try:
+                if entry.is_dir():
+                    yield f"{folder}/{entry.name}", entry.name, -1, 0
+                elif entry.is_file():
+                    stat = entry.stat()
+                    yield f"{folder}/{entry.name}", entry.name, stat.st_size, stat.st_mtime_ns
+            except FileNotFoundError:  # deleted while listing: as if never there
+                continue
 
 
 # Extensions that name other formats; Parquet files may have any other name (Hive

@@ -20,6 +20,7 @@ import skipindex as si
 from skipindex.build import InProcessRunner, build_with
 from tests._support import (
     duckdb_matching_files,
+    duckdb_matching_row_groups,
     examples,
     files_strategy,
     predicate_strategy,
@@ -36,14 +37,15 @@ KINDS = {
 }
 
 
-def _run(tables, predicates, specs) -> list[tuple[str, set[str], set[str]]]:
+def _run(tables, predicates, specs, row_level="auto") -> list[tuple[str, set[str], set[str]]]:
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)
         build_with(str(root / "t"), specs, InProcessRunner())
         truth = duckdb_matching_files(paths, predicates)
+        table = str(root / "t")
         return [
-            (p, matching, {Path(f).name for f in si.prune(str(root / "t"), p).files})
+            (p, matching, {Path(f).name for f in si.prune(table, p, row_level=row_level).files})
             for p, matching in zip(predicates, truth, strict=True)
         ]
     finally:
@@ -58,7 +60,7 @@ def _run(tables, predicates, specs) -> list[tuple[str, set[str], set[str]]]:
 )
 def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates, exact_kind):
     specs = [exact_kind(c) for c in COLUMNS]
-    for predicate, matching, kept in _run(tables, predicates, specs):
+    for predicate, matching, kept in _run(tables, predicates, specs, row_level="always"):
         assert kept == matching, predicate
 
 
@@ -69,8 +71,9 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates
     choice=st.lists(
         st.sets(st.sampled_from(sorted(KINDS))), min_size=len(COLUMNS), max_size=len(COLUMNS)
     ),
+    row_level=st.sampled_from(["auto", "always"]),
 )
-def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, choice):
+def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, choice, row_level):
     specs = [
         KINDS[k](c)
         for c, kinds in zip(COLUMNS, choice, strict=True)
@@ -79,7 +82,7 @@ def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, ch
     ]
     if not specs:
         specs = [si.MinMax("i")]
-    for predicate, matching, kept in _run(tables, predicates, specs):
+    for predicate, matching, kept in _run(tables, predicates, specs, row_level):
         assert matching <= kept, f"{predicate}: dropped {sorted(matching - kept)}"
 
 
@@ -97,3 +100,56 @@ def test_conjunction_skips_a_file_where_no_single_row_matches_both(tmp_path, kin
     shutil.copytree(root, minmax, ignore=shutil.ignore_patterns("_skipindex"))
     build_with(str(minmax), [si.MinMax("a"), si.MinMax("b")], InProcessRunner())
     assert len(si.prune(str(minmax), "a = 1 AND b = 2").files) == 2  # min-max cannot tell
+
+
+@pytest.mark.parametrize("kind", [si.EqualityBitmap, si.BitSlicedBitmap])
+def test_auto_keeps_a_likely_file_that_always_would_skip(tmp_path, kind):
+    """Half the rows have a = 1, the other half b = 2: by their value ranges (as
+    if independent) hundreds of rows match both, so "auto" keeps the file unexamined; only
+    combining the bitmaps ("always") finds that no row does."""
+    root = tmp_path / "t"
+    root.mkdir()
+    half = 2000
+    pq.write_table(
+        pa.table({"a": [1] * half + [0] * half, "b": [0] * half + [2] * half}), root / "f.parquet"
+    )
+    build_with(str(root), [kind("a"), kind("b")], InProcessRunner())
+    auto = si.prune(str(root), "a = 1 AND b = 2")
+    assert auto.kept == 1
+    assert auto.row_level_likely == 1
+    assert "kept without combining bitmaps" in auto.explain()
+    exact = si.prune(str(root), "a = 1 AND b = 2", row_level="always")
+    assert exact.kept == 0
+    assert exact.row_level_files == 1
+    with pytest.raises(ValueError, match="row_level"):
+        si.prune(str(root), "a = 1", row_level="sometimes")  # type: ignore[arg-type]
+
+
+@settings(max_examples=examples(50))
+@given(
+    tables=files_strategy(COLUMNS),
+    predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=6),
+    exact_kind=st.sampled_from([si.BitSlicedBitmap, si.EqualityBitmap, si.RangeBitmap]),
+)
+def test_row_groups_never_leave_out_a_matching_row_group(tables, predicates, exact_kind):
+    """Row groups of 3 rows: every row group holding a match is among the kept
+    file's answer; with exact kinds the answer is exactly those row groups."""
+    root = Path(tempfile.mkdtemp(prefix="row-groups-"))
+    try:
+        paths = write_files(root / "t", tables)
+        build_with(str(root / "t"), [exact_kind(c) for c in COLUMNS], InProcessRunner())
+        truth = duckdb_matching_row_groups(paths, predicates)
+        for predicate, groups_by_file in zip(predicates, truth, strict=True):
+            result = si.prune(str(root / "t"), predicate, row_level="always")
+            kept = {Path(f).name: f for f in result.files}
+            for name, groups in groups_by_file.items():
+                answer = result.row_groups_of(kept[name])
+                if answer is None:
+                    continue
+                assert groups <= set(answer), (predicate, name, groups, answer)
+                if exact_kind is not si.RangeBitmap:
+                    assert set(answer) == groups, (predicate, name, groups, answer)
+            assert set(result.row_groups) <= set(result.files)
+            assert all(result.row_groups.values()), "a kept file with no row group"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
