@@ -53,7 +53,7 @@ from skipindex.indexes._bitmap_query import (
 )
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
 from skipindex.indexes._payloads import FileView, PayloadColumns
-from skipindex.indexes._roaring import bitmap_of, to_bytes
+from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
 from skipindex.indexes.base import IndexSpec
 
 __all__ = ["BitSlicedBitmap", "BitSlicedBitmapKind"]
@@ -120,16 +120,31 @@ class BitSlicedBitmapKind(BitmapKind):
             top = len(ranked.distinct) - 1
         else:
             top = int(codes.max())
-        slices = [
-            to_bytes(bitmap_of(col.positions[(codes & (1 << i)) == 0]))
-            for i in range(max(top, 0).bit_length())
-        ]
         return {
             "min": minimum,
             "values": distinct,
-            "slices": slices,
+            "slices": self._slices(col, codes, max(top, 0).bit_length()),
             "nulls": to_bytes(bitmap_of(col.nulls)) if len(col.nulls) else None,
         }
+
+    @staticmethod
+    def _slices(col: Encoded, codes: np.ndarray, m: int) -> list[bytes]:
+        """B_i = the non-null rows whose code has bit i == 0, serialized from a
+        row mask per slice (bits by shifts of uint32 codes where they fit)."""
+        if m <= 32:
+            codes = codes.astype(np.uint32)
+        rows = len(col.positions) + len(col.nulls)
+        dense = len(col.nulls) == 0  # non-null rows are 0..n-1: codes are the mask
+        out = []
+        for i in range(m):
+            zero = ((codes >> codes.dtype.type(i)) & 1) == 0
+            if dense:
+                mask = zero
+            else:
+                mask = np.zeros(rows, dtype=bool)
+                mask[col.positions] = zero
+            out.append(mask_bytes(mask))
+        return out
 
     def _offset_codes(self, col: Encoded) -> tuple[Any, Any, np.ndarray | None]:
         """``(min, None, value - min)`` when offset codes pay off, else no codes."""
