@@ -9,7 +9,7 @@ from typing import Any
 from causes import CAUSES
 from measure import Section, Table
 
-ORDER = ["skipping", "e2e", "build", "size", "scale", "layout"]
+ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups"]
 
 
 def _cell(text: str) -> str:
@@ -112,7 +112,7 @@ def render(sections: list[Section], runs: dict[str, dict[str, Any]], image: str)
 
 
 def plot(saved: list[Section], target: Path) -> None:
-    """Seven panels, each from the section's quick-mode result (else its full one)."""
+    """Eight panels, each from the section's quick-mode result (else its full one)."""
     sections: dict[str, Section] = {}
     for section in saved:
         sections.setdefault(section.key, section)
@@ -130,6 +130,7 @@ def plot(saved: list[Section], target: Path) -> None:
         lambda ax: _sizes(ax, sections.get("size")),
         lambda ax: _scale(ax, sections.get("scale")),
         lambda ax: _layout(ax, sections.get("layout")),
+        lambda ax: _row_groups(ax, sections.get("rowgroups")),
     ]
     for ax in axes.flat[len(panels) :]:
         ax.set_axis_off()  # a 3 x 3 grid with room for more sections
@@ -157,6 +158,16 @@ def _layout(ax: Any, section: Section | None) -> bool:
     ax.set_ylim(0, 115)
     ax.set_title("6. layout: files kept after clustering")
     ax.legend(fontsize=7, ncol=3, loc="upper center")
+    return True
+
+
+def _row_groups(ax: Any, section: Section | None) -> bool:
+    if section is None or "speedup" not in section.plot:
+        return False
+    ax.bar(_short(section.plot["queries"]), section.plot["speedup"])
+    ax.axhline(3, color="grey", linestyle="--", linewidth=1)
+    ax.set_ylabel("pyarrow: all files / named row groups")
+    ax.set_title("7. row groups inside kept files")
     return True
 
 

@@ -5,7 +5,8 @@
     python bench/run.py --quick --only skipping,size # some sections
     python bench/run.py --report                     # re-render from saved results
 
-Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6). Data and
+Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
+rowgroups (7). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/data/results/, so a run with --only re-renders the report with the
 other sections' latest results (each says its own mode and date); the latest
@@ -31,19 +32,26 @@ from report import ORDER, plot, render
 HERE = Path(__file__).resolve().parent
 RESULTS = data.DATA / "results"
 MODES = ("quick", "full")
-ALIASES = {"sizes": "size", "build_cost": "build", "spark": "e2e", "prune": "scale"}
+ALIASES = {
+    "sizes": "size",
+    "build_cost": "build",
+    "spark": "e2e",
+    "prune": "scale",
+    "row_groups": "rowgroups",
+}
 
 
 def _section_module(key: str) -> Any:
     import build_cost
     import e2e
     import layout
+    import row_groups
     import scale
     import sizes
     import skipping
 
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
-    return {**modules, "scale": scale, "layout": layout}[key]
+    return {**modules, "scale": scale, "layout": layout, "rowgroups": row_groups}[key]
 
 
 def _lineitem(args: tuple[float, str]) -> str:
@@ -56,7 +64,7 @@ def _lineitem(args: tuple[float, str]) -> str:
 def prepare(config: Config, keys: list[str]) -> float:
     """Generate the data sets the sections need, two at a time."""
     scales = set()
-    if {"skipping", "size", "build"} & set(keys):
+    if {"skipping", "size", "build", "rowgroups"} & set(keys):
         scales.add(config.skipping_scale)
     if "e2e" in keys:
         scales.add(config.e2e_scale)

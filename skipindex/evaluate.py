@@ -240,7 +240,18 @@ class _RowWalk:
 
     def run_order(self, children: Sequence[BoundPredicate]) -> list[BoundPredicate]:
         # Children without bitmaps are free (their file masks are computed): first.
-        return sorted(children, key=lambda c: self.state.row_kind(c) is not None)
+        # Then the most selective: under AND, a file it empties needs no more leaves.
+        return sorted(children, key=lambda c: (self.state.row_kind(c) is not None, self.share(c)))
+
+    def share(self, node: BoundPredicate) -> float:
+        """About which share of all rows a bitmap leaf selects (1.0 otherwise)."""
+        found = self.state.row_kind(node)
+        if found is None:
+            return 1.0
+        assert isinstance(node, LEAF_TYPES)
+        kind, files = found
+        everywhere = np.arange(len(files))
+        return float(np.mean(kind.selectivity(node, files, everywhere))) if len(files) else 1.0
 
     def run(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
         # Frame: [node, candidate positions, pending children, accumulated row sets]

@@ -409,7 +409,10 @@ def _file_batch(
     batch = batch_cache.get(key)
     if not isinstance(batch, FileBatch):
         batch = FileBatch(num_rows, segments.column(field).combine_chunks())
-        batch_cache.put(key, batch)
+        if batch.nbytes <= batch_cache.max_bytes:
+            batch_cache.put(key, batch)
+        else:  # too big to keep: decode on use, so memory stays with the payloads
+            batch = replace(batch, keep_decoded=False)
     return batch
 
 

@@ -55,8 +55,9 @@ class ListColumn:
 class PayloadColumns:
     """One index's payloads over a batch of files; see the module docstring."""
 
-    def __init__(self, payloads: pa.StructArray, num_rows: np.ndarray) -> None:
+    def __init__(self, payloads: pa.StructArray, num_rows: np.ndarray, keep: bool = True) -> None:
         self.num_rows = num_rows
+        self._keep = keep  # keep decoded bitmaps (else decode on every use)
         self.known = np.asarray(payloads.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         self._fields = dict(zip((f.name for f in payloads.type), payloads.flatten(), strict=True))
         self._lists: dict[str, ListColumn] = {}
@@ -103,7 +104,8 @@ class PayloadColumns:
     def _decode(self, name: str, item: int, into: dict[int, FrozenBitMap]) -> FrozenBitMap:
         offsets, data = self._binary_of(name)
         found = decode(data[offsets[item] : offsets[item + 1]])
-        into[item] = found
+        if self._keep:
+            into[item] = found
         return found
 
     def nulls(self, file: int) -> FrozenBitMap:
@@ -114,7 +116,8 @@ class PayloadColumns:
             offsets, data = self._binary_of("nulls", flat=False)
             is_set = self.has_nulls[file]
             found = decode(data[offsets[file] : offsets[file + 1]]) if is_set else EMPTY
-            decoded[file] = found
+            if self._keep:
+                decoded[file] = found
         return found
 
     @cached_property
@@ -128,7 +131,8 @@ class PayloadColumns:
             every = BitMap()
             every.add_range(0, int(self.num_rows[file]))
             found = FrozenBitMap(every - self.nulls(file))
-            self._nonnull[file] = found
+            if self._keep:
+                self._nonnull[file] = found
         return found
 
     def _binary_of(self, name: str, flat: bool = True) -> tuple[np.ndarray, memoryview]:

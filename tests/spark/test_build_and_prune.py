@@ -214,10 +214,16 @@ def test_cli_build_then_refresh(spark, tmp_path, capsys):
     } == {("id", "minmax", None), ("key", "bloom", 0.02)}
 
 
-def test_read_when_nothing_can_be_skipped_reads_the_folder(spark, tmp_path):
+def test_read_reads_the_folder_when_more_than_half_the_files_are_kept(spark, tmp_path):
     root = tmp_path / "t"
-    _write_clustered(root, files=3)
+    _write_clustered(root, files=4)
     si.build_index(str(root), [si.MinMax("id")], spark=spark)
-    frame = si.read(spark, str(root), "id >= 0")
-    assert frame.count() == 3000
-    assert frame.inputFiles() == spark.read.parquet(str(root)).inputFiles()
+    everything = spark.read.parquet(str(root))
+    for where, kept in (("id >= 0", 4), ("id >= 1000", 3)):
+        frame = si.read(spark, str(root), where)
+        assert si.prune(str(root), where).kept == kept
+        assert frame.count() == everything.filter(where).count()
+        assert frame.inputFiles() == everything.inputFiles()
+    few = si.read(spark, str(root), "id < 1000")  # 1 of 4 kept: only that file is opened
+    assert few.count() == 1000
+    assert len(few.inputFiles()) == 1
