@@ -329,6 +329,10 @@ def _prune(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; rebuild it with "
             f"`skipindex drop {location.user_root} --all` and `skipindex build`"
         ) from exc
+    for definition in wanted:  # count what this prune decoded into the cached batches
+        cached_at = _batch_key(location, manifest, definition.field)
+        if (cached := batch_cache.get(cached_at)) is not None:
+            batch_cache.put(cached_at, cached)
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.
     noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
@@ -405,15 +409,19 @@ def _file_batch(
 ) -> FileBatch:
     """One index column over every file, kept across prunes: the segments a
     manifest names never change, so neither do the bitmaps decoded from them."""
-    key = (location.uri, *(ref.path for ref in manifest.segments), field)
+    key = _batch_key(location, manifest, field)
     batch = batch_cache.get(key)
     if not isinstance(batch, FileBatch):
-        batch = FileBatch(num_rows, segments.column(field).combine_chunks())
-        if batch.nbytes <= batch_cache.max_bytes:
-            batch_cache.put(key, batch)
-        else:  # too big to keep: decode on use, so memory stays with the payloads
-            batch = replace(batch, keep_decoded=False)
+        payloads = segments.column(field).combine_chunks()
+        # What the cache has room for beyond the payloads may be kept decoded.
+        budget = max(batch_cache.max_bytes - int(payloads.nbytes), 0)
+        batch = FileBatch(num_rows, payloads, decode_budget=budget)
+        batch_cache.put(key, batch)
     return batch
+
+
+def _batch_key(location: TableLocation, manifest: Manifest, field: str) -> tuple[str, ...]:
+    return (location.uri, *(ref.path for ref in manifest.segments), field)
 
 
 def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:

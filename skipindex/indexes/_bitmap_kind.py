@@ -133,7 +133,7 @@ def payload_columns(files: FileBatch) -> PayloadColumns:
     found = files.memo.get("payload-columns")
     if found is None:
         found = files.memo.setdefault(
-            "payload-columns", PayloadColumns(files.payloads, files.num_rows)
+            "payload-columns", PayloadColumns(files.payloads, files.num_rows, files.decode_budget)
         )
     assert isinstance(found, PayloadColumns)
     return found

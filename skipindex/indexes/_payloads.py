@@ -23,6 +23,9 @@ from skipindex.errors import IndexCorruptError
 __all__ = ["FileView", "ListColumn", "PayloadColumns"]
 
 EMPTY = FrozenBitMap()
+# What a decoded bitmap costs beyond its bytes (the Python object, the Roaring
+# container header): dominant for tiny files.
+OBJECT_BYTES = 256
 
 
 def decode(data: Any) -> FrozenBitMap:
@@ -55,9 +58,10 @@ class ListColumn:
 class PayloadColumns:
     """One index's payloads over a batch of files; see the module docstring."""
 
-    def __init__(self, payloads: pa.StructArray, num_rows: np.ndarray, keep: bool = True) -> None:
+    def __init__(self, payloads: pa.StructArray, num_rows: np.ndarray, budget: int) -> None:
         self.num_rows = num_rows
-        self._keep = keep  # keep decoded bitmaps (else decode on every use)
+        self._budget = budget  # bytes of decoded bitmaps to keep; then decode on use
+        self.nbytes = 0  # what the kept bitmaps cost, for the cache's accounting
         self.known = np.asarray(payloads.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         self._fields = dict(zip((f.name for f in payloads.type), payloads.flatten(), strict=True))
         self._lists: dict[str, ListColumn] = {}
@@ -104,8 +108,7 @@ class PayloadColumns:
     def _decode(self, name: str, item: int, into: dict[int, FrozenBitMap]) -> FrozenBitMap:
         offsets, data = self._binary_of(name)
         found = decode(data[offsets[item] : offsets[item + 1]])
-        if self._keep:
-            into[item] = found
+        self._keep(into, item, found, int(offsets[item + 1] - offsets[item]))
         return found
 
     def nulls(self, file: int) -> FrozenBitMap:
@@ -116,8 +119,7 @@ class PayloadColumns:
             offsets, data = self._binary_of("nulls", flat=False)
             is_set = self.has_nulls[file]
             found = decode(data[offsets[file] : offsets[file + 1]]) if is_set else EMPTY
-            if self._keep:
-                decoded[file] = found
+            self._keep(decoded, file, found, int(offsets[file + 1] - offsets[file]))
         return found
 
     @cached_property
@@ -131,9 +133,16 @@ class PayloadColumns:
             every = BitMap()
             every.add_range(0, int(self.num_rows[file]))
             found = FrozenBitMap(every - self.nulls(file))
-            if self._keep:
-                self._nonnull[file] = found
+            self._keep(self._nonnull, file, found, int(self.num_rows[file]) // 8 + 16)
         return found
+
+    def _keep(
+        self, into: dict[int, FrozenBitMap], key: int, bitmap: FrozenBitMap, size: int
+    ) -> None:
+        cost = size + OBJECT_BYTES
+        if self.nbytes + cost <= self._budget:
+            into[key] = bitmap
+            self.nbytes += cost
 
     def _binary_of(self, name: str, flat: bool = True) -> tuple[np.ndarray, memoryview]:
         """Offsets and data of a binary array: a list field's items, or a field."""

@@ -68,11 +68,6 @@ class IndexSpec:
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "column"}
 
 
-# What a decoded bitmap costs beyond its bytes (the Python object, the Roaring
-# container header): dominant for tiny files.
-DECODED_OBJECT_BYTES = 256
-
-
 @dataclass(frozen=True)
 class FileBatch:
     """The files a kind is asked about at prune time.
@@ -86,25 +81,18 @@ class FileBatch:
     # What kinds derive from the payloads (decoded bitmaps, code arrays): prune
     # keeps a batch across calls, so this is worked out once per process.
     memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
-    # Whether kinds may keep every bitmap they decode for as long as the batch
-    # lives (False: decode on use, so memory does not grow with the files).
-    keep_decoded: bool = True
+    # How many bytes of decoded bitmaps kinds may keep for as long as the batch
+    # lives; beyond it they decode on use, so memory does not grow with the files.
+    decode_budget: int = 1 << 62
 
     def __len__(self) -> int:
         return len(self.num_rows)
 
     @property
     def nbytes(self) -> int:
-        """What a cache should count: the payloads, then what decoding may add, at
-        least the payload bytes again, and a Python object per stored binary."""
-        binaries = len(self.payloads) * sum(
-            1 for f in self.payloads.type if pa.types.is_binary(f.type)
-        ) + sum(
-            len(self.payloads.field(f.name).values)
-            for f in self.payloads.type
-            if pa.types.is_list(f.type) and pa.types.is_binary(f.type.value_type)
-        )
-        return 2 * int(self.payloads.nbytes) + DECODED_OBJECT_BYTES * binaries
+        """What a cache should count: the payloads and what kinds decoded from them."""
+        kept = sum(int(getattr(v, "nbytes", 0)) for v in self.memo.values())
+        return int(self.payloads.nbytes) + int(self.num_rows.nbytes) + kept
 
     def known(self) -> np.ndarray:
         """True where the file has a payload."""

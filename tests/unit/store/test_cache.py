@@ -43,3 +43,43 @@ def test_cache_evicts_least_recently_used_within_its_budget():
     assert cache.get(("t", "c", "x")) is column
     cache.put(("t", "huge", "x"), pa.chunked_array([pa.array(range(1000), pa.int64())]))
     assert cache.get(("t", "huge", "x")) is None  # larger than the whole budget
+
+
+def _bitmap_table(root: Path) -> None:
+    root.mkdir()
+    for k in range(4):
+        ids = pa.array([k * 100 + i for i in range(100)], pa.int64())
+        pq.write_table(
+            pa.table({"id": ids, "m": pa.array([i % 7 for i in range(100)])}),
+            root / f"p{k}.parquet",
+        )
+    build_with(str(root), [si.BitSlicedBitmap("id"), si.EqualityBitmap("m")], InProcessRunner())
+
+
+def test_decoded_bitmaps_are_counted_and_kept_only_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from skipindex.indexes import _payloads
+    from skipindex.store.cache import batch_cache
+
+    root = tmp_path / "t"
+    _bitmap_table(root)
+    where = "id BETWEEN 150 AND 260 AND m = 3"
+    batch_cache.clear()
+    warm = si.prune(str(root), where)
+    assert warm.kept == 2
+    cached = [batch_cache.get(k) for k in list(batch_cache._entries)]
+    assert cached
+    assert all(b.nbytes > b.payloads.nbytes for b in cached)  # decoded bitmaps are counted
+    decodes: list[object] = []
+    real = _payloads.decode
+    monkeypatch.setattr(_payloads, "decode", lambda data: decodes.append(data) or real(data))
+    assert si.prune(str(root), where).files == warm.files
+    assert decodes == []  # a warm prune decodes nothing again
+    monkeypatch.setattr(batch_cache, "max_bytes", 1)  # nothing fits: decode on every use
+    batch_cache.clear()
+    for _ in range(2):
+        decodes.clear()
+        assert si.prune(str(root), where).files == warm.files
+        assert decodes
+    assert not batch_cache._entries
