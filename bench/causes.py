@@ -90,4 +90,19 @@ CAUSES: dict[str, str] = {
         "100,000 shuffled rows hold a match of a point query in about one case in three. "
         "Smaller row groups or clustered data move the floor; skipindex cannot."
     ),
+    "scale-warm-Bloom": (
+        "Flips between runs (97 ms and 168 ms on 2026-11-23, same code): like min-max, "
+        "most of it is listing 10k files (a stat() of ~5 us each on this VM, slower when "
+        "the other core is busy); the Bloom probes themselves are vectorised over files."
+    ),
+    "scale-large-3-condition": (
+        "Profiled 2026-11-23 (1,000 files of 60k rows, warm): what is left is pyroaring "
+        "arithmetic on 60k-row bitset containers. A bit-sliced `<=` is m = 6-18 operations "
+        "of ~1.6 us each (allocation plus 1,024 words), so `l_partkey BETWEEN` (bound as "
+        "two leaves) costs ~60 us per file before the other conditions, and the 3-condition "
+        "predicate ~130 us per file. Decoding (now once per process), literal conversion and "
+        "per-file Python were cut: Q4 356 -> 234 ms, the 3 equalities 244 -> 142 ms at this "
+        "size. Reaching 50 ms needs the bitmap algebra vectorised across files (dense per-file "
+        "bitsets as 2-D numpy arrays, RangeEval as np.where over files), which was not done."
+    ),
 }

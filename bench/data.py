@@ -220,6 +220,26 @@ def small_files(count: int, rows: int = 100) -> Path:
     return table
 
 
+def replicated(table: Path, copies: int) -> Path:
+    """``copies`` hard links of every file of ``table`` under new names: as many
+    full-size files as a bigger table has, without writing them again."""
+    folder = DATA / f"{table.parent.name}-x{copies}"
+    target = folder / TABLE
+    if _ready(folder):
+        return target
+    started = time.perf_counter()
+    _fresh(target)
+    for copy in range(copies):
+        for file in data_files(table):
+            link = target / f"c{copy:03d}-{file.name}"
+            try:
+                os.link(file, link)
+            except OSError:  # another file system: copy instead
+                shutil.copyfile(file, link)
+    _mark_ready(folder, started)
+    return target
+
+
 SMALL_COLUMNS = [
     "l_orderkey",
     "l_partkey",

@@ -63,7 +63,12 @@ def _emit(args: argparse.Namespace, document: Any, text: str) -> None:
 def _prune(args: argparse.Namespace) -> int:
     from skipindex.prune import prune
 
-    result = prune(args.path, args.where, on_damaged="keep" if args.keep_on_damage else "raise")
+    result = prune(
+        args.path,
+        args.where,
+        on_damaged="keep" if args.keep_on_damage else "raise",
+        row_level=args.row_level,
+    )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     elif args.explain:
@@ -191,6 +196,13 @@ def _parser() -> argparse.ArgumentParser:
         "--keep-on-damage",
         action="store_true",
         help="on a damaged index, warn and keep every file instead of failing",
+    )
+    prune.add_argument(
+        "--row-level",
+        choices=("auto", "always"),
+        default="auto",
+        help="combine bitmaps row by row in every file (always), or not in files whose "
+        "conditions predict many matching rows (auto, the default)",
     )
 
     verb("describe", "definitions, coverage and size of the index", _describe)

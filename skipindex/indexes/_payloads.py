@@ -2,10 +2,10 @@
 
 A :class:`PayloadColumns` is made once per :class:`~skipindex.indexes.base.FileBatch`
 and lives as long as the batch does, which prune keeps across calls (segments
-never change under a name). So each stored bitmap is decoded at most once per
-process, not once per prune: list<binary> fields are read straight from the
-Arrow buffers by offset, and decoded bitmaps are kept as ``FrozenBitMap`` so no
-caller can change a shared one in place.
+never change under a name). So a stored bitmap is decoded once per process, not
+once per prune, as long as the cache's budget lasts (then on use): list<binary>
+fields are read straight from the Arrow buffers by offset, and decoded bitmaps
+are kept as ``FrozenBitMap`` so no caller can change a shared one in place.
 """
 
 from __future__ import annotations

@@ -63,6 +63,23 @@ def test_prune_json_and_explain(table: Path, capsys: pytest.CaptureFixture[str])
     assert "not indexable" in out
 
 
+def test_prune_row_level_flag_reaches_prune(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    root = tmp_path / "anti"
+    root.mkdir()
+    half = 2000  # a = 1 on one half, b = 2 on the other: no row has both
+    pq.write_table(
+        pa.table({"a": [1] * half + [0] * half, "b": [0] * half + [2] * half}), root / "f.parquet"
+    )
+    build_with(str(root), [si.BitSlicedBitmap("a"), si.BitSlicedBitmap("b")], InProcessRunner())
+    kept = {}
+    for mode in ("auto", "always"):
+        main(["prune", str(root), "a = 1 AND b = 2", "--json", "--row-level", mode])
+        kept[mode] = json.loads(capsys.readouterr().out)["kept"]
+    assert kept == {"auto": 1, "always": 0}
+    with pytest.raises(SystemExit):
+        main(["prune", str(root), "a = 1", "--row-level", "never"])
+
+
 def test_describe_json(table: Path, capsys: pytest.CaptureFixture[str]):
     assert main(["describe", str(table), "--json"]) == 0
     described = json.loads(capsys.readouterr().out)
