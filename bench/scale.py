@@ -67,13 +67,14 @@ def specs() -> list[Any]:
 
 
 def _uncached(table: Path, where: str) -> Any:
-    """A warm process, but the segment columns read again (cache cleared first)."""
+    """A warm process, but the segment columns read and decoded again (caches cleared)."""
     try:
-        from skipindex.store.cache import segment_cache
-    except ImportError:  # a skipindex without the cache
+        from skipindex.store.cache import batch_cache, segment_cache
+    except ImportError:  # a skipindex without the caches
         pass
     else:
         segment_cache.clear()
+        batch_cache.clear()  # decoded bitmaps too
     return si.prune(str(table), where)
 
 
