@@ -1,0 +1,129 @@
+"""What :func:`skipindex.prune` returns: the kept files, and why."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from skipindex.evaluate import LIKELY_ROWS, LeafReport
+from skipindex.partitions import PartitionColumn
+
+__all__ = ["PruneResult"]
+
+
+@dataclass(frozen=True)
+class PruneResult:
+    """The outcome of :func:`prune`. ``files`` are full paths, ready for Spark."""
+
+    files: list[str]
+    total: int
+    predicate: str
+    bound: str
+    covered: int = 0
+    version: int | None = None
+    leaves: list[LeafReport] = field(default_factory=list, repr=False)
+    row_level_files: int = 0
+    row_level_skipped: int = 0
+    row_level_likely: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    spark_schema: str | None = field(default=None, repr=False)  # for read()
+    time_zone: str = "UTC"
+    partitions: list[PartitionColumn] = field(default_factory=list, repr=False)  # for read()
+    # Files under the table named as another format (x.csv): not data, left out.
+    not_parquet: list[str] = field(default_factory=list, repr=False)
+    # Files left out because an in-place cluster was swapping them: a plain listing
+    # of the folder would not be consistent now.
+    swapping: list[str] = field(default_factory=list, repr=False)
+    # Kept file -> the row groups that can hold a matching row, for the files where
+    # row-level bitmaps rule some out; see row_groups_of().
+    row_groups: dict[str, list[int]] = field(default_factory=dict, repr=False)
+
+    @property
+    def kept(self) -> int:
+        return len(self.files)
+
+    def __repr__(self) -> str:  # the file list can be 100,000 paths long: counts only
+        return (
+            f"PruneResult(kept={self.kept}, total={self.total}, version={self.version}, "
+            f"predicate={self.predicate!r})"
+        )
+
+    @property
+    def skipped(self) -> int:
+        return self.total - self.kept
+
+    def row_groups_of(self, file: str) -> list[int] | None:
+        """The row groups of kept ``file`` (a path from ``files``) that can hold a
+        matching row, or None when any of them can. For readers that open row
+        groups themselves: ``pq.ParquetFile(f).read_row_groups(groups)``."""
+        return self.row_groups.get(file)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: files, counts, what each condition's indexes ruled out, warnings."""
+        return {
+            "files": self.files,
+            "total": self.total,
+            "kept": self.kept,
+            "skipped": self.skipped,
+            "covered": self.covered,
+            "version": self.version,
+            "predicate": self.predicate,
+            "as_evaluated": self.bound,
+            "time_zone": self.time_zone,
+            "conditions": [
+                {
+                    "condition": leaf.condition,
+                    "indexes": leaf.kinds,
+                    "ruled_out": dict(leaf.ruled_out),
+                    "note": leaf.note,
+                }
+                for leaf in self.leaves
+            ],
+            "row_groups": self.row_groups,
+            "row_level": {
+                "files": self.row_level_files,
+                "ruled_out": self.row_level_skipped,
+                "kept_as_likely": self.row_level_likely,
+            },
+            "warnings": self.warnings,
+            "seconds": self.seconds,
+            "explanation": self.explain(),
+        }
+
+    def explain(self) -> str:
+        """A human-readable account of what each index ruled out."""
+        lines = [
+            f"predicate: {self.predicate}",
+            f"as evaluated: {self.bound}",
+            f"index version: {self.version if self.version is not None else 'none'}",
+            f"session time zone: {self.time_zone}",
+            f"files: {self.total} listed, {self.covered} covered by the index, "
+            f"{self.total - self.covered} not covered (always kept)",
+            f"kept {self.kept} of {self.total} files, skipped {self.skipped} "
+            f"({self.seconds * 1000:.1f} ms)",
+        ]
+        if self.skipped:
+            by_file = self.skipped - self.row_level_skipped
+            lines.append(
+                f"skipped {self.skipped} = {by_file} ruled out by single conditions "
+                f"+ {self.row_level_skipped} only by combining row-level bitmaps "
+                "(the per-condition counts below overlap: a file can be ruled out by several)"
+            )
+        if self.row_level_files:
+            lines.append(
+                f"row-level bitmaps, combined row by row across conditions, evaluated on "
+                f"{self.row_level_files} files and ruled out {self.row_level_skipped}"
+            )
+        if self.row_level_likely:
+            lines.append(
+                f"{self.row_level_likely} files kept without combining bitmaps: their "
+                f"conditions' value ranges predict at least {LIKELY_ROWS:.0f} matching rows "
+                "(row_level='always' combines them too)"
+            )
+        for leaf in self.leaves:
+            by_kind = ", ".join(f"{k} ruled out {n} files" for k, n in leaf.ruled_out.items())
+            detail = by_kind or leaf.note or f"answered by {', '.join(leaf.kinds)}: ruled out none"
+            lines.append(f"  {leaf.condition}: {detail}")
+        lines.extend(f"warning: {w}" for w in self.warnings)
+        return "\n".join(lines)

@@ -1,0 +1,50 @@
+"""Row groups inside the kept files: which can hold a match, from the row sets
+the bitmaps left and the row-group sizes each segment records per file."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+from pyroaring import AbstractBitMap
+
+from skipindex.evaluate import Evaluation
+from skipindex.store.location import DataFile, TableLocation
+
+__all__ = ["kept_row_groups", "matching_row_groups"]
+
+
+def kept_row_groups(
+    location: TableLocation,
+    listing: list[DataFile],
+    kept: np.ndarray,
+    positions: np.ndarray,
+    segments: pa.Table,
+    evaluation: Evaluation,
+) -> dict[str, list[int]]:
+    """Per kept file whose matching rows bitmaps narrowed, the row groups holding
+    any of them (files where every row group may match are left out)."""
+    if not evaluation.row_sets:
+        return {}
+    sizes = segments.column("row_group_rows")
+    num_rows = segments.column("num_rows")
+    out: dict[str, list[int]] = {}
+    for at in np.flatnonzero(kept).tolist():
+        rows = evaluation.row_sets.get(int(positions[at]))
+        if rows is None:
+            continue
+        group_rows = sizes[int(positions[at])].as_py() or []
+        if sum(group_rows) != num_rows[int(positions[at])].as_py():
+            continue  # no row-group layout recorded: any group may match
+        groups = matching_row_groups(rows, group_rows)
+        if len(groups) < len(group_rows):
+            out[location.user_path(listing[at].path)] = groups
+    return out
+
+
+def matching_row_groups(rows: AbstractBitMap, group_rows: list[int]) -> list[int]:
+    """Indices of the row groups (``group_rows[g]`` rows each, in order) that hold
+    at least one of ``rows``."""
+    ends = np.cumsum(group_rows, dtype=np.int64)
+    below_end = [rows.rank(int(e) - 1) if e > 0 else 0 for e in ends.tolist()]
+    before = [0, *below_end[:-1]]
+    return [g for g, (a, b) in enumerate(zip(before, below_end, strict=True)) if b > a]
