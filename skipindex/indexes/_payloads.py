@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import AbstractBitMap, BitMap, FrozenBitMap
 
-from skipindex.errors import IndexCorruptError
+from skipindex.indexes._roaring import from_bytes
 
 __all__ = ["FileView", "ListColumn", "PayloadColumns"]
 
@@ -30,10 +30,7 @@ OBJECT_BYTES = 256
 
 def decode(data: Any) -> FrozenBitMap:
     """A stored bitmap (bytes or a memoryview of them), as an immutable bitmap."""
-    try:
-        return FrozenBitMap.deserialize(data)
-    except (ValueError, IndexError, OverflowError) as exc:
-        raise IndexCorruptError(f"a stored Roaring bitmap does not decode: {exc}") from exc
+    return from_bytes(data, FrozenBitMap)
 
 
 class ListColumn:
@@ -85,15 +82,9 @@ class PayloadColumns:
             values = self._scalars.setdefault(name, self._fields[name].to_pylist())
         return values
 
-    def field(self, name: str) -> pa.Array:
-        return self._fields[name]
-
-    def bitmap(self, name: str, file: int, j: int) -> FrozenBitMap:
+    def bitmap(self, name: str, file: int, j: int) -> AbstractBitMap:
         """Item ``j`` of file ``file``'s list<binary> field ``name``."""
-        item = int(self.lists(name).starts[file]) + j
-        decoded = self._decoded.setdefault(name, {})
-        found = decoded.get(item)
-        return found if found is not None else self._decode(name, item, decoded)
+        return self.bitmaps(name, file, j, j + 1)[0]
 
     def bitmaps(self, name: str, file: int, a: int, b: int) -> list[AbstractBitMap]:
         """Items ``a..b-1`` of file ``file``'s list<binary> field ``name``."""
@@ -174,7 +165,7 @@ class FileView:
         """A list field's items (None when the list is null)."""
         return self.columns.lists(name).items(self.index)
 
-    def bitmap(self, name: str, j: int) -> FrozenBitMap:
+    def bitmap(self, name: str, j: int) -> AbstractBitMap:
         return self.columns.bitmap(name, self.index, j)
 
     def bitmaps(self, name: str, a: int, b: int) -> list[AbstractBitMap]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import array
 from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 from pyroaring import AbstractBitMap, BitMap
@@ -12,6 +13,8 @@ from pyroaring import AbstractBitMap, BitMap
 from skipindex.errors import IndexCorruptError
 
 assert array.array("I").itemsize == 4  # row positions are uint32
+
+B = TypeVar("B", bound=AbstractBitMap)
 
 
 def bitmap_of(positions: np.ndarray) -> BitMap:
@@ -27,12 +30,13 @@ def to_bytes(bitmap: BitMap) -> bytes:
     return bitmap.serialize()
 
 
-def from_bytes(data: bytes | None) -> BitMap:
-    """A stored bitmap; IndexCorruptError when the bytes are not a Roaring bitmap."""
+def from_bytes(data: Any, cls: type[B] = BitMap) -> B:  # type: ignore[assignment]
+    """A stored bitmap (bytes or a memoryview of them; None: empty) as ``cls``;
+    IndexCorruptError when the bytes are not a Roaring bitmap."""
     if data is None:
-        return BitMap()
+        return cls()
     try:
-        return BitMap.deserialize(data)
+        return cls.deserialize(data)
     except (ValueError, IndexError, OverflowError) as exc:
         raise IndexCorruptError(f"a stored Roaring bitmap does not decode: {exc}") from exc
 
