@@ -14,7 +14,8 @@ Two passes, cheapest first:
 
 Between the two, files where the conditions' selected value ranges predict at
 least ``likely_rows`` matching rows (multiplying the shares of AND, adding those
-of OR, as if the columns were independent) are kept without the row-level pass:
+of OR, as if the columns were independent; conditions on one column are not, see
+:func:`_and_share`) are kept without the row-level pass:
 it would almost surely keep them anyway, and it costs the most exactly there.
 This can only keep a file, never drop one; ``likely_rows=None`` turns it off.
 
@@ -197,7 +198,7 @@ class _Run:
 
         def visit(node: AnyPredicate, parts: list[np.ndarray]) -> np.ndarray:
             if isinstance(node, And):
-                return np.asarray(np.prod(parts, axis=0))
+                return _and_share(node, parts)
             if isinstance(node, Or):
                 return np.asarray(np.minimum(np.sum(parts, axis=0), 1.0))
             leaf = cast(BoundPredicate, node)
@@ -318,3 +319,22 @@ def _or(left: RowSets, right: RowSets) -> RowSets:
             mine = out[position]
             out[position] = None if mine is None or rows is None else mine | rows
     return out
+
+
+def _and_share(node: And, parts: list[np.ndarray]) -> np.ndarray:
+    """The share of rows an AND is expected to match, per file. Columns count as
+    independent (shares multiply); conditions on one column do not (``x >= a AND
+    x <= b``: 0.5 and 0.3 would predict 15 % of the rows where the range may
+    hold none), so they take the least share they can have together (Fréchet:
+    the sum less one per extra condition), which is exact for a range's ends."""
+    by_column: dict[str, list[np.ndarray]] = {}
+    shares: list[np.ndarray] = []
+    for child, part in zip(children_of(node), parts, strict=True):
+        if isinstance(child, LEAF_TYPES):
+            by_column.setdefault(child.column.name, []).append(part)
+        else:
+            shares.append(part)
+    shares.extend(
+        np.maximum(np.sum(same, axis=0) - (len(same) - 1), 0.0) for same in by_column.values()
+    )
+    return np.asarray(np.prod(shares, axis=0))
