@@ -31,7 +31,7 @@ from skipindex.indexes.base import FileBatch
 from skipindex.layout.commit import settled_listing
 from skipindex.partitions import partition_columns, partition_index
 from skipindex.result import PruneResult
-from skipindex.row_groups import kept_row_groups
+from skipindex.row_groups import kept_rows
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
@@ -225,7 +225,7 @@ def _prune(
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
     files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
-    groups = kept_row_groups(location, listing, keep & covered, positions, segments, evaluation)
+    groups, rows = kept_rows(location, listing, keep & covered, positions, segments, evaluation)
     return PruneResult(
         files=files,
         total=len(listing),
@@ -243,6 +243,7 @@ def _prune(
         time_zone=session.zone_text,
         partitions=partitions,
         row_groups=groups,
+        rows=rows,
     )
 
 

@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from skipindex.evaluate import LIKELY_ROWS, LeafReport
 from skipindex.partitions import PartitionColumn
+
+if TYPE_CHECKING:
+    from pyroaring import AbstractBitMap
 
 __all__ = ["PruneResult"]
 
@@ -38,6 +43,8 @@ class PruneResult:
     # Kept file -> the row groups that can hold a matching row, for the files where
     # row-level bitmaps rule some out; see row_groups_of().
     row_groups: dict[str, list[int]] = field(default_factory=dict, repr=False)
+    # Kept file -> the rows that can match, where row-level bitmaps narrowed them.
+    rows: dict[str, AbstractBitMap] = field(default_factory=dict, repr=False)
 
     @property
     def kept(self) -> int:
@@ -58,6 +65,13 @@ class PruneResult:
         matching row, or None when any of them can. For readers that open row
         groups themselves: ``pq.ParquetFile(f).read_row_groups(groups)``."""
         return self.row_groups.get(file)
+
+    def rows_of(self, file: str) -> np.ndarray | None:
+        """The rows of kept ``file`` (0-based positions in the file, ascending,
+        uint32) that can hold a match, or None when any row can; every matching
+        row is among them. For readers that take rows: ``table.take(rows)``."""
+        rows = self.rows.get(file)
+        return None if rows is None else np.asarray(rows.to_array(), dtype=np.uint32)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: files, counts, what each condition's indexes ruled out, warnings."""

@@ -10,35 +10,39 @@ from pyroaring import AbstractBitMap
 from skipindex.evaluate import Evaluation
 from skipindex.store.location import DataFile, TableLocation
 
-__all__ = ["kept_row_groups", "matching_row_groups"]
+__all__ = ["kept_rows", "matching_row_groups"]
 
 
-def kept_row_groups(
+def kept_rows(
     location: TableLocation,
     listing: list[DataFile],
     kept: np.ndarray,
     positions: np.ndarray,
     segments: pa.Table,
     evaluation: Evaluation,
-) -> dict[str, list[int]]:
-    """Per kept file whose matching rows bitmaps narrowed, the row groups holding
-    any of them (files where every row group may match are left out)."""
+) -> tuple[dict[str, list[int]], dict[str, AbstractBitMap]]:
+    """Per kept file whose matching rows bitmaps narrowed: the row groups holding
+    any of them (where that rules some out), and the rows themselves."""
     if not evaluation.row_sets:
-        return {}
+        return {}, {}
     sizes = segments.column("row_group_rows")
     num_rows = segments.column("num_rows")
-    out: dict[str, list[int]] = {}
+    groups_of: dict[str, list[int]] = {}
+    rows_of: dict[str, AbstractBitMap] = {}
     for at in np.flatnonzero(kept).tolist():
-        rows = evaluation.row_sets.get(int(positions[at]))
+        position = int(positions[at])
+        rows = evaluation.row_sets.get(position)
         if rows is None:
             continue
-        group_rows = sizes[int(positions[at])].as_py() or []
-        if sum(group_rows) != num_rows[int(positions[at])].as_py():
+        path = location.user_path(listing[at].path)
+        rows_of[path] = rows
+        group_rows = sizes[position].as_py() or []
+        if sum(group_rows) != num_rows[position].as_py():
             continue  # no row-group layout recorded: any group may match
         groups = matching_row_groups(rows, group_rows)
         if len(groups) < len(group_rows):
-            out[location.user_path(listing[at].path)] = groups
-    return out
+            groups_of[path] = groups
+    return groups_of, rows_of
 
 
 def matching_row_groups(rows: AbstractBitMap, group_rows: list[int]) -> list[int]:

@@ -37,38 +37,47 @@ KINDS = {
 
 
 def _run(
-    tables, predicates, specs, row_level="auto", exact_groups=False
+    tables, predicates, specs, row_level="auto", exact_rows=False
 ) -> list[tuple[str, set[str], set[str]]]:
-    """Per predicate: the files holding a match (DuckDB) and the files kept. Row
-    groups (3 rows each) are checked on the way: every row group holding a match
-    is among a kept file's answer, and exactly those with ``exact_groups``."""
+    """Per predicate: the files holding a match (DuckDB) and the files kept. Rows
+    and row groups (3 rows each) are checked on the way: every matching row is
+    among a kept file's rows and its row group among its row groups, and exactly
+    those with ``exact_rows``."""
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)
         build_with(str(root / "t"), specs, InProcessRunner())
-        out = []  # a file holds a match iff one of its row groups does: one query
-        for p, groups_by_file in zip(
-            predicates, duckdb_matching_row_groups(paths, predicates), strict=True
+        out = []  # a file holds a match iff one of its rows does: one query
+        for p, rows_by_file in zip(
+            predicates, duckdb_matching_row_groups(paths, predicates, group_rows=1), strict=True
         ):
             result = si.prune(str(root / "t"), p, row_level=row_level)
             kept = {Path(f).name: f for f in result.files}
-            _check_row_groups(p, result, kept, groups_by_file, exact_groups)
-            out.append((p, set(groups_by_file), set(kept)))
+            _check_rows(p, result, kept, rows_by_file, exact_rows)
+            out.append((p, set(rows_by_file), set(kept)))
         return out
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _check_row_groups(predicate, result, kept, groups_by_file, exact) -> None:
+def _check_rows(predicate, result, kept, rows_by_file, exact) -> None:
     assert set(result.row_groups) <= set(result.files)
+    assert set(result.rows) <= set(result.files)
     assert all(result.row_groups.values()), "a kept file with no row group"
-    for name, groups in groups_by_file.items():
-        answer = result.row_groups_of(kept[name]) if name in kept else None
-        if answer is None:
+    for name, rows in rows_by_file.items():
+        if name not in kept:
             continue  # a dropped file is the files check's business
-        assert groups <= set(answer), (predicate, name, groups, answer)
-        if exact:
-            assert set(answer) == groups, (predicate, name, groups, answer)
+        rows_answer = result.rows_of(kept[name])
+        groups_answer = result.row_groups_of(kept[name])
+        for answer, truth in (
+            (None if rows_answer is None else set(rows_answer.tolist()), rows),
+            (None if groups_answer is None else set(groups_answer), {r // 3 for r in rows}),
+        ):
+            if answer is None:
+                continue  # any row (row group) may match
+            assert truth <= answer, (predicate, name, truth, answer)
+            if exact:
+                assert answer == truth, (predicate, name, truth, answer)
 
 
 @settings(max_examples=examples(90))
@@ -79,7 +88,7 @@ def _check_row_groups(predicate, result, kept, groups_by_file, exact) -> None:
 )
 def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates, exact_kind):
     specs = [exact_kind(c) for c in COLUMNS]
-    for predicate, matching, kept in _run(tables, predicates, specs, "always", exact_groups=True):
+    for predicate, matching, kept in _run(tables, predicates, specs, "always", exact_rows=True):
         assert kept == matching, predicate
 
 
