@@ -14,6 +14,7 @@ __all__ = [
     "InvalidSpecError",
     "NotATableError",
     "SkipIndexError",
+    "TableChangedError",
     "UnknownColumnError",
     "UnsupportedTableError",
     "UnsupportedTypeError",
@@ -63,6 +64,10 @@ class ConflictError(SkipIndexError, RuntimeError):
 
 class WorkerEnvironmentError(SkipIndexError, RuntimeError):
     """Spark's Python workers cannot run skipindex (e.g. PYSPARK_PYTHON unset)."""
+
+
+class TableChangedError(SkipIndexError, RuntimeError):
+    """A file changed between prune and read: reading it by row numbers would be wrong."""
 
 
 class UnsupportedTableError(SkipIndexError, ValueError):

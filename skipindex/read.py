@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from skipindex._spark import read_parquet_paths
 from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
+from skipindex.row_group_read import plan_splits
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
@@ -30,6 +31,7 @@ def read(
     on_damaged: OnDamaged = "raise",
     storage_options: StorageOptions | None = None,
     row_level: RowLevel = "auto",
+    row_groups: bool = True,
 ) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
@@ -38,6 +40,13 @@ def read(
     partition columns (``basePath``, typed as Spark types them over the whole
     table, not just the kept files), an empty result has the table's schema, and
     listing many paths runs no Spark job.
+
+    With ``row_groups`` (the default), a kept file whose possible matches sit in
+    at most half its rows' row groups is read by a Python data source that opens
+    only those row groups and passes on only the rows the bitmaps left; Spark
+    still filters every row. Only files pyarrow reads exactly as Spark does
+    qualify (local, no partition columns, flat columns of the table's types, no
+    LEGACY calendar): see :mod:`skipindex.row_group_read`.
     """
     view = SparkView.of_session(spark)
     result = prune(
@@ -61,6 +70,10 @@ def read(
             schema = spark.read.option("basePath", root).parquet(root).schema
         return spark.createDataFrame([], schema).filter(condition)
     reader = spark.read.option("basePath", root)
+    if row_groups and schema is not None and not delta:
+        by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)
+        if by_groups is not None:
+            return by_groups.filter(condition)
     untyped = any(p.type is None for p in result.partitions)
     listing_is_safe = not (delta or result.not_parquet or result.swapping)
     if (result.kept > FOLDER_SHARE * result.total or untyped) and listing_is_safe:
@@ -75,6 +88,26 @@ def read(
     if schema is not None:
         reader = reader.schema(schema)
     return read_parquet_paths(spark, reader, result.files).filter(condition)
+
+
+def _read_by_row_groups(
+    spark: Any,
+    reader: Any,
+    schema: Any,
+    result: PruneResult,
+    location: TableLocation,
+    view: SparkView,
+) -> Any:
+    """The kept files' rows, those worth it read by row groups (None: none is)."""
+    from skipindex._row_group_source import arrow_target, load
+
+    splits, whole = plan_splits(result, location, view, arrow_target(schema))
+    if not splits:
+        return None
+    frame = load(spark, schema, splits, view)
+    if whole:
+        frame = read_parquet_paths(spark, reader.schema(schema), whole).unionByName(frame)
+    return frame
 
 
 def delta_spark_schema(location: TableLocation) -> Any:

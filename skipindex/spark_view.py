@@ -37,7 +37,7 @@ from skipindex._types import spark_type_name
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
 from skipindex.expressions.timezones import fixed_offset_micros, zone_named
 
-__all__ = ["SparkView", "normalise_type", "read_columns"]
+__all__ = ["SparkView", "normalise_type", "read_columns", "spark_columns"]
 
 _VERSION_KEY = b"org.apache.spark.version"
 _LEGACY_DATETIME_KEY = b"org.apache.spark.legacyDateTime"
@@ -153,6 +153,71 @@ def read_columns(
     return out, int(table.nbytes) if table is not None else 0
 
 
+def spark_columns(
+    parquet: pq.ParquetFile, target: pa.Schema, view: SparkView
+) -> list[str | None] | str:
+    """Per ``target`` column, the file column Spark reads it from (None: not in
+    the file, read as NULLs), where pyarrow reads it exactly as Spark does (see
+    :func:`reads_as`); else why not. Stricter than :func:`read_columns`: an exact
+    spelling does not win over a second case-insensitive match (Spark refuses)."""
+    int96 = _int96_columns(parquet)
+    schema = file_schema(parquet, int96)
+    rebase = _Rebase(parquet, view, int96)
+    picks: list[str | None] = []
+    for wanted in target:
+        hits = [
+            f
+            for f in schema
+            if f.name == wanted.name
+            or (not view.case_sensitive and f.name.lower() == wanted.name.lower())
+        ]
+        if len(hits) > 1:
+            return f"column '{wanted.name}' matches {len(hits)} columns"
+        if not hits:
+            picks.append(None)
+            continue
+        found = hits[0]
+        if not reads_as(found.type, wanted.type):
+            return f"column '{found.name}' is {found.type} here, not {wanted.type}"
+        if _has_temporal(found.type) and rebase.legacy(found.name):
+            return f"column '{found.name}' is rebased from the LEGACY calendar"
+        picks.append(found.name)
+    return picks
+
+
+_FLAT_TYPES = (
+    pa.types.is_boolean,
+    pa.types.is_integer,
+    pa.types.is_floating,
+    pa.types.is_decimal,
+    pa.types.is_string,
+    pa.types.is_large_string,
+    pa.types.is_binary,
+    pa.types.is_large_binary,
+    pa.types.is_date32,
+    pa.types.is_timestamp,
+)
+
+
+def is_flat(arrow_type: pa.DataType) -> bool:
+    """A type :func:`spark_columns` vouches for (no nesting, no intervals)."""
+    return any(check(arrow_type) for check in _FLAT_TYPES)
+
+
+def reads_as(file_type: pa.DataType, target: pa.DataType) -> bool:
+    """Whether a column pyarrow reads as ``file_type`` (after :func:`file_schema`)
+    casts losslessly to ``target``, the type Spark reads it as."""
+    if not (is_flat(file_type) and is_flat(target)):
+        return False
+    if file_type == target:
+        return True
+    if pa.types.is_timestamp(file_type) and pa.types.is_timestamp(target):
+        same_kind = (file_type.tz is None) == (target.tz is None)
+        return same_kind and file_type.unit in ("ms", "us") and target.unit == "us"
+    widened = {(pa.large_string(), pa.string()), (pa.large_binary(), pa.binary())}
+    return (file_type, target) in widened
+
+
 def _extract(table: pa.Table, spelled: ColumnPath) -> pa.Array:
     """The column at a path; a NULL struct makes its fields NULL (as in Spark)."""
     array: pa.Array = table.column(spelled[0]).combine_chunks()
@@ -209,11 +274,12 @@ class _Rebase:
         # datetime rule is LEGACY (and the other way round).
         self.int96_columns = int96
 
+    def legacy(self, top: str) -> bool:
+        """Whether Spark rebases the dates and timestamps of column ``top``."""
+        return self.int96 if top in self.int96_columns else self.datetime
+
     def apply(self, array: pa.Array, top: str) -> pa.Array | str:
-        if not (self.datetime or self.int96) or not _has_temporal(array.type):
-            return array
-        legacy = self.int96 if top in self.int96_columns else self.datetime
-        if not legacy:
+        if not _has_temporal(array.type) or not self.legacy(top):
             return array
         return _rebase_array(array, self.zone)
 

@@ -1,0 +1,159 @@
+"""Inside the kept files: read only the row groups, and rows, that can match.
+
+Exact bitmaps often know that a kept file's matches sit in a few of its row
+groups, and which rows those are (:attr:`PruneResult.rows`). For such files
+:func:`skipindex.read` hands Spark a Python data source (``_row_group_source``)
+that opens only those row groups with pyarrow and passes on only those rows.
+Spark still applies ``where`` to every row it gets, so this can only read less.
+
+A file is read this way only where pyarrow provably reads what Spark's Parquet
+reader would (:func:`~skipindex.spark_view.spark_columns`: flat columns of the
+table's type, matched as Spark matches names, no LEGACY calendar rebasing), on a
+local disk and in a table without partition columns; every other kept file is
+read by Spark as a whole. This module imports no Spark: the data source is a
+thin shell around :func:`read_split`.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+from pyroaring import BitMap
+
+from skipindex.errors import TableChangedError
+from skipindex.result import PruneResult
+from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
+from skipindex.store.location import TableLocation
+
+__all__ = ["GROUP_SHARE", "Split", "plan_splits", "read_split"]
+
+# A file is read by row groups when the row groups that can match hold at most
+# this share of its rows: below it, skipping the others outweighs reading them
+# in Python (a task costs ~30 ms in local[2], Spark's own reader is as fast as
+# pyarrow's per row); above it Spark reads the whole file.
+GROUP_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class Split:
+    """One file's part of the read: its row groups and the rows in them to pass on."""
+
+    path: str  # a local path pyarrow opens
+    size: int  # bytes when pruned: a file changed since is refused, not misread
+    num_rows: int
+    groups: tuple[int, ...]
+    rows: bytes  # file row numbers that can match, a Roaring portable bitmap
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "num_rows": self.num_rows,
+            "groups": list(self.groups),
+            "rows": base64.b64encode(self.rows).decode("ascii"),
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> Split:
+        return cls(
+            path=str(doc["path"]),
+            size=int(doc["size"]),
+            num_rows=int(doc["num_rows"]),
+            groups=tuple(int(g) for g in doc["groups"]),
+            rows=base64.b64decode(doc["rows"]),
+        )
+
+
+def plan_splits(
+    result: PruneResult, location: TableLocation, view: SparkView, target: pa.Schema
+) -> tuple[list[Split], list[str]]:
+    """The kept files worth reading by row groups (and readable so), and the
+    files Spark reads whole. ``target``: the table's columns as Spark hands them
+    to a Python data source (Arrow types, timestamps in UTC)."""
+    eligible = (
+        result.row_groups
+        and not result.partitions
+        and isinstance(location.fs, pafs.LocalFileSystem)
+        and all(is_flat(f.type) for f in target)
+    )
+    if not eligible:
+        return [], list(result.files)
+    splits: list[Split] = []
+    whole: list[str] = []
+    for file in result.files:
+        split = _split(file, result, location, view, target)
+        if split is None:
+            whole.append(file)
+        else:
+            splits.append(split)
+    return splits, whole
+
+
+def _split(
+    file: str, result: PruneResult, location: TableLocation, view: SparkView, target: pa.Schema
+) -> Split | None:
+    groups = result.row_groups.get(file)
+    rows = result.rows.get(file)
+    if groups is None or rows is None or not file.startswith(location.user_root + "/"):
+        return None
+    path = location.root + file[len(location.user_root) :]
+    try:
+        parquet = open_file(path)
+        size = os.stat(path).st_size
+    except (OSError, pa.ArrowException):
+        return None  # Spark reports what is wrong with it
+    meta = parquet.metadata
+    group_rows = sum(meta.row_group(g).num_rows for g in groups)
+    if group_rows > GROUP_SHARE * meta.num_rows or isinstance(
+        spark_columns(parquet, target, view), str
+    ):
+        return None
+    return Split(path, size, meta.num_rows, tuple(groups), BitMap(rows).serialize())
+
+
+def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
+    """At most ``count`` tasks, balanced by the rows of the row groups they read."""
+    if not splits:
+        return []
+    loads = [0] * max(1, min(count, len(splits)))
+    out: list[list[Split]] = [[] for _ in loads]
+    for split in sorted(splits, key=lambda s: -len(s.groups)):
+        at = loads.index(min(loads))
+        out[at].append(split)
+        loads[at] += len(split.groups)
+    return out
+
+
+def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.RecordBatch]:
+    """The split's rows, one batch per row group, typed as ``target``."""
+    parquet = open_file(split.path)
+    meta = parquet.metadata
+    if os.stat(split.path).st_size != split.size or meta.num_rows != split.num_rows:
+        raise TableChangedError(f"{split.path} changed since it was pruned; read the table again")
+    picks = spark_columns(parquet, target, view)
+    if isinstance(picks, str):
+        raise TableChangedError(f"{split.path}: {picks} (it was readable when pruned)")
+    read = sorted({p for p in picks if p is not None})
+    typed = pa.schema([file_schema(parquet).field(name) for name in read])
+    rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
+    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+    for group in split.groups:
+        lo, hi = np.searchsorted(rows, [starts[group], starts[group + 1]])
+        wanted = pa.array(rows[lo:hi] - starts[group])
+        if not len(wanted):
+            continue
+        table = parquet.read_row_group(group, columns=read).cast(typed).take(wanted)
+        columns = [
+            pa.nulls(len(wanted), field.type)
+            if pick is None
+            else table.column(pick).combine_chunks().cast(field.type)
+            for pick, field in zip(picks, target, strict=True)
+        ]
+        yield pa.RecordBatch.from_arrays(columns, schema=target)

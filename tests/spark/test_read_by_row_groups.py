@@ -1,0 +1,73 @@
+"""read() by row groups: on files Spark wrote (INT96 timestamps, many row
+groups), in a session outside UTC, the rows equal Spark's own scan."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+import skipindex._row_group_source as source
+
+pytestmark = pytest.mark.spark
+
+ROWS = 6000
+
+
+def _spark_table(spark, root: Path) -> None:
+    frame = spark.range(0, ROWS, 1, 3).selectExpr(
+        "id",
+        "CAST(id % 97 AS INT) AS Key",  # the index and the queries say `key`
+        "CONCAT('s', CAST(id AS STRING), CASE WHEN id % 5 = 0 THEN 'é' ELSE '' END) AS s",
+        "CAST(id / 7 AS DECIMAL(12, 2)) AS dec",
+        "TIMESTAMP_SECONDS(id * 3600 + 946684800) AS ts",
+        "DATE_ADD(DATE'2000-01-01', CAST(id % 400 AS INT)) AS d",
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id AS DOUBLE) / 3 END AS x",
+    )
+    frame.write.option("parquet.block.size", 8192).parquet(str(root))
+
+
+@pytest.fixture
+def used_row_groups(monkeypatch):
+    """The splits each read() handed the data source."""
+    calls: list[int] = []
+    load = source.load
+
+    def counting(spark, schema, splits, view):
+        calls.append(len(splits))
+        return load(spark, schema, splits, view)
+
+    monkeypatch.setattr(source, "load", counting)
+    return calls
+
+
+def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_row_groups):
+    root = tmp_path / "t"
+    _spark_table(spark, root)
+    files = sorted(root.glob("*.parquet"))
+    assert all(pq.ParquetFile(f).metadata.num_row_groups >= 4 for f in files)
+    si.build_index(str(root), [si.BitSlicedBitmap("id"), si.EqualityBitmap("key")], spark=spark)
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        table = spark.read.parquet(str(root))
+        cases = {  # query -> files read by row groups
+            "id BETWEEN 2500 AND 2530 AND ts >= TIMESTAMP '2000-04-15 00:00:00'": 1,
+            "key = 5 AND id < 700": 1,
+            "id IN (10, 2100, 5999) OR (key = 3 AND id BETWEEN 4100 AND 4200)": 3,
+            "id BETWEEN 100 AND 110 OR id >= 4500": 1,  # the last file is read whole
+            "key = 96": 0,  # every row group can match: Spark reads the files
+        }
+        for where, by_groups in cases.items():
+            used_row_groups.clear()
+            expected = sorted(map(repr, table.filter(where).collect()))
+            frame = si.read(spark, str(root), where)
+            assert frame.schema == table.schema, where
+            assert sorted(map(repr, frame.collect())) == expected, where
+            assert used_row_groups == ([by_groups] if by_groups else []), where
+            whole = si.read(spark, str(root), where, row_groups=False)
+            assert sorted(map(repr, whole.collect())) == expected, where
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)

@@ -1,0 +1,150 @@
+"""read()'s row-group path without Spark: which files qualify, and that a split
+passes on exactly its candidate rows, typed as Spark reads them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+import skipindex as si
+from skipindex.build import build_with
+from skipindex.row_group_read import Split, plan_splits, read_split
+from skipindex.runners import InProcessRunner
+from skipindex.spark_view import SparkView
+from skipindex.store.location import locate
+from tests._support import SCHEMA, column_values, examples
+
+# What Spark hands a Python data source for SCHEMA: the same types.
+TARGET = SCHEMA
+
+
+def _rows(table: pa.Table) -> list[str]:
+    """Comparable rows: repr keeps NaN equal to NaN and -0.0 apart from 0.0."""
+    return [repr(row) for row in table.to_pylist()]
+
+
+@st.composite
+def _file_and_rows(draw: st.DrawFn) -> tuple[pa.Table, int, list[int]]:
+    rows = draw(st.integers(1, 30))
+    arrays = [
+        pa.array([draw(column_values(f.name)) for _ in range(rows)], type=f.type) for f in SCHEMA
+    ]
+    table = pa.Table.from_arrays(arrays, schema=SCHEMA)
+    group_rows = draw(st.integers(1, 8))
+    candidates = draw(st.lists(st.integers(0, rows - 1), unique=True))
+    return table, group_rows, sorted(candidates)
+
+
+@settings(max_examples=examples(60))
+@given(case=_file_and_rows(), int96=st.booleans(), upper=st.booleans())
+def test_a_split_passes_on_exactly_its_candidate_rows(tmp_path_factory, case, int96, upper):
+    table, group_rows, candidates = case
+    written = table.rename_columns([n.upper() if upper else n for n in table.column_names])
+    path = tmp_path_factory.mktemp("split") / "f.parquet"
+    pq.write_table(written, path, row_group_size=group_rows, use_deprecated_int96_timestamps=int96)
+    groups = tuple(sorted({r // group_rows for r in candidates}))
+    target = pa.schema([*TARGET, pa.field("absent", pa.int32())])
+    split = Split(
+        str(path), os.path.getsize(path), table.num_rows, groups, BitMap(candidates).serialize()
+    )
+    batches = list(read_split(split, target, SparkView()))
+    got = pa.Table.from_batches(batches, schema=target)
+    expected = table.take(pa.array(candidates, pa.int64())).append_column(
+        "absent", pa.nulls(len(candidates), pa.int32())
+    )
+    assert got.schema == target
+    assert _rows(got) == _rows(expected)
+
+
+def _table(root: Path, files: int = 3, rows: int = 1200) -> None:
+    root.mkdir(parents=True)
+    for k in range(files):
+        ids = np.arange(k * rows, (k + 1) * rows, dtype=np.int64)
+        table = pa.table(
+            {"id": ids, "key": ids % 7, "day": pa.array(ids.astype("int32")).cast(pa.date32())}
+        )
+        pq.write_table(table, root / f"part-{k}.parquet", row_group_size=100)
+
+
+def _plan(root: Path, where: str, target: pa.Schema | None = None, view: SparkView | None = None):
+    result = si.prune(str(root), where)
+    location = locate(str(root))
+    schema = pq.read_schema(root / "part-0.parquet")
+    return result, plan_splits(result, location, view or SparkView(), target or schema)
+
+
+def test_files_whose_matches_sit_in_few_row_groups_are_read_by_row_groups(tmp_path):
+    root = tmp_path / "t"
+    _table(root)
+    build_with(str(root), [si.EqualityBitmap("id"), si.EqualityBitmap("key")], InProcessRunner())
+    result, (splits, whole) = _plan(root, "id IN (150, 1250, 1390) AND key = 3")
+    by_file = {Path(s.path).name: s for s in splits}
+    assert set(by_file) == {"part-0.parquet"}  # 1250 % 7 == 1390 % 7 == 4: only 150 matches
+    assert by_file["part-0.parquet"].groups == (1,)
+    assert list(BitMap.deserialize(by_file["part-0.parquet"].rows)) == [150]
+    assert [Path(f).name for f in whole] == []
+    assert result.kept == 1
+    # A broad condition: the row groups that can match hold most rows, Spark reads it.
+    _, (splits, whole) = _plan(root, "key = 3")
+    assert splits == []
+    assert len(whole) == 3
+
+
+@pytest.mark.parametrize(
+    ("case", "why"),
+    [
+        ("type", "a column of another type than the table's"),
+        ("ambiguous", "two columns Spark matches to one name"),
+        ("legacy", "dates rebased from the LEGACY calendar"),
+        ("partitioned", "partition columns"),
+    ],
+)
+def test_files_pyarrow_would_not_read_as_spark_are_read_whole(tmp_path, case, why):
+    root = tmp_path / "t"
+    _table(root)
+    part = root / "part-1.parquet"
+    table = pq.read_table(part)
+    target = None
+    if case == "type":
+        target = pa.schema([("id", pa.int32()), ("key", pa.int64()), ("day", pa.date32())])
+    elif case == "ambiguous":
+        pq.write_table(table.append_column("ID", table.column("id")), part, row_group_size=100)
+    elif case == "legacy":
+        legacy = table.replace_schema_metadata(
+            {"org.apache.spark.version": "3.5.0", "org.apache.spark.legacyDateTime": ""}
+        )
+        pq.write_table(legacy, part, row_group_size=100)
+    else:
+        for k in range(3):
+            (root / "p=1").mkdir(exist_ok=True)
+            os.replace(root / f"part-{k}.parquet", root / "p=1" / f"part-{k}.parquet")
+    build_with(str(root), [si.EqualityBitmap("id")], InProcessRunner())
+    if case == "partitioned":
+        result = si.prune(str(root), "id = 1390")
+        schema = pq.read_schema(root / "p=1" / "part-1.parquet")
+        splits, whole = plan_splits(result, locate(str(root)), SparkView(), schema)
+    else:
+        result, (splits, whole) = _plan(root, "id = 1390", target)
+    assert result.row_groups, why
+    assert splits == [], why
+    assert whole == result.files, why
+
+
+def test_a_file_changed_since_the_prune_is_refused(tmp_path):
+    root = tmp_path / "t"
+    _table(root)
+    build_with(str(root), [si.EqualityBitmap("id")], InProcessRunner())
+    _, (splits, _) = _plan(root, "id = 1390")
+    [split] = splits
+    pq.write_table(pq.read_table(split.path).slice(0, 1000), split.path, row_group_size=100)
+    target = pq.read_schema(split.path)
+    with pytest.raises(si.TableChangedError, match="changed since it was pruned"):
+        list(read_split(split, target, SparkView()))
