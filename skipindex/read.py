@@ -42,11 +42,14 @@ def read(
     listing many paths runs no Spark job.
 
     With ``row_groups`` (the default), a kept file whose possible matches sit in
-    at most half its rows' row groups is read by a Python data source that opens
-    only those row groups and passes on only the rows the bitmaps left; Spark
-    still filters every row. Only files pyarrow reads exactly as Spark does
-    qualify (local, no partition columns, flat columns of the table's types, no
-    LEGACY calendar): see :mod:`skipindex.row_group_read`.
+    row groups holding at most 3/4 of its rows is read by a Python data source
+    that opens only those row groups and passes on only the rows the bitmaps
+    left; Spark still filters every row. That source reads every column of those
+    groups (Spark gives Python sources no column pruning): for a ``count()`` or a
+    narrow projection, ``row_groups=False`` may be faster. Only files pyarrow
+    reads exactly as Spark does qualify (local, no partition columns, flat
+    columns of the table's types, no LEGACY calendar): see
+    :mod:`skipindex.row_group_read`.
     """
     view = SparkView.of_session(spark)
     result = prune(

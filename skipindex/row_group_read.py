@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from skipindex.errors import TableChangedError
@@ -35,10 +36,10 @@ from skipindex.store.location import TableLocation
 __all__ = ["GROUP_SHARE", "Split", "plan_splits", "read_split"]
 
 # A file is read by row groups when the row groups that can match hold at most
-# this share of its rows: below it, skipping the others outweighs reading them
-# in Python (a task costs ~30 ms in local[2], Spark's own reader is as fast as
-# pyarrow's per row); above it Spark reads the whole file.
-GROUP_SHARE = 0.5
+# this share of its rows. pyarrow in a Python task spends about 1.25x Spark's CPU
+# per row group (all columns, TPC-H lineitem), so the break-even is near 0.8;
+# bench section 8 (SF1 Q1): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s.
+GROUP_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,17 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     if isinstance(picks, str):
         raise TableChangedError(f"{split.path}: {picks} (it was readable when pruned)")
     read = sorted({p for p in picks if p is not None})
+    if not split.groups:
+        return
     typed = pa.schema([file_schema(parquet).field(name) for name in read])
+    # One thread per task (Spark runs a task per core), the column chunks fetched
+    # in one go, and few-valued strings kept as dictionaries until the take.
+    parquet = open_file(
+        split.path,
+        metadata=meta,
+        pre_buffer=True,
+        read_dictionary=_short_strings(meta, split.groups[0], typed),
+    )
     rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
     starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
     for group in split.groups:
@@ -149,7 +160,8 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
         wanted = pa.array(rows[lo:hi] - starts[group])
         if not len(wanted):
             continue
-        table = parquet.read_row_group(group, columns=read).cast(typed).take(wanted)
+        raw = parquet.read_row_group(group, columns=read, use_threads=False)
+        table = raw.take(wanted).cast(typed)
         columns = [
             pa.nulls(len(wanted), field.type)
             if pick is None
@@ -157,3 +169,23 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
             for pick, field in zip(picks, target, strict=True)
         ]
         yield pa.RecordBatch.from_arrays(columns, schema=target)
+
+
+# Dictionary-encoded strings of at most this many bytes per value (the indices,
+# not the text) decode faster as dictionaries: 40 % of a TPC-H row group's time.
+_SHORT_BYTES_PER_VALUE = 4
+
+
+def _short_strings(meta: pq.FileMetaData, group: int, typed: pa.Schema) -> list[str]:
+    """Top-level string columns stored as little more than dictionary indices."""
+    chunks = meta.row_group(group)
+    out = []
+    for at in range(chunks.num_columns):
+        chunk = chunks.column(at)
+        name = chunk.path_in_schema
+        if name not in typed.names or not pa.types.is_string(typed.field(name).type):
+            continue
+        per_value = chunk.total_uncompressed_size / max(chunk.num_values, 1)
+        if chunk.has_dictionary_page and per_value <= _SHORT_BYTES_PER_VALUE:
+            out.append(name)
+    return out

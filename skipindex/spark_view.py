@@ -98,9 +98,12 @@ def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
     return arrow_type
 
 
-def open_file(source: Any, filesystem: Any = None) -> pq.ParquetFile:
-    """A Parquet file opened so INT96 comes back as microseconds."""
-    return pq.ParquetFile(source, filesystem=filesystem, coerce_int96_timestamp_unit="us")
+def open_file(source: Any, filesystem: Any = None, **options: Any) -> pq.ParquetFile:
+    """A Parquet file opened so INT96 comes back as microseconds (``options``: more
+    ``pyarrow.parquet.ParquetFile`` arguments)."""
+    return pq.ParquetFile(
+        source, filesystem=filesystem, coerce_int96_timestamp_unit="us", **options
+    )
 
 
 def file_schema(parquet: pq.ParquetFile, int96: set[str] | None = None) -> pa.Schema:
