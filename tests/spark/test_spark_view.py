@@ -46,16 +46,22 @@ def zone(spark: Any, name: str) -> Iterator[None]:
 
 
 def build_every_kind(spark: Any, root: Path, columns: Sequence[str]) -> None:
+    """Each kind on every column whose type (as Spark reads it) it takes, in one build."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    from skipindex._types import domain_of
+    from skipindex.column_paths import resolve_path, split_name
+    from skipindex.indexes import KINDS as KIND_CLASSES
+
+    schema = to_arrow_schema(spark.read.parquet(str(root)).schema, timezone="UTC")
     specs = []
     for column in columns:
-        for kind in KINDS:
-            spec = kind(column)
-            try:  # each kind on every column whose type it takes
-                si.build_index(str(root), [spec], spark=spark)
-            except si.UnsupportedTypeError:
-                continue
-            specs.append(spec)
+        found = resolve_path(schema, (column,)) or resolve_path(schema, split_name(column))
+        assert found is not None, column
+        domain = domain_of(found[1].type)
+        specs += [k(column) for k in KINDS if domain in KIND_CLASSES[k(column).kind].domains]
     assert specs, "no index was built"
+    si.build_index(str(root), specs, spark=spark)
 
 
 def spark_files(spark: Any, root: Path, where: Any) -> tuple[set[str], int]:
