@@ -87,11 +87,13 @@ def _batches(source: Path, schema: pa.Schema) -> Iterator[pa.Table]:
         yield parquet.read_row_group(group).cast(schema)
 
 
-def lineitem(scale: float, order: str, files: int) -> Path:
-    """The table folder of lineitem at ``scale`` in ``order``, as ``files`` files."""
+def lineitem(scale: float, order: str, files: int, row_group: int = ROW_GROUP) -> Path:
+    """The table folder of lineitem at ``scale`` in ``order``, as ``files`` files
+    (row groups of ``row_group`` rows in the natural order)."""
     if order not in ("natural", "shuffled"):
         raise ValueError(f"order must be natural or shuffled, not {order!r}")
-    folder = DATA / f"{_scale_name(scale)}-{order}-{files}"
+    groups = "" if row_group == ROW_GROUP else f"-rg{row_group}"
+    folder = DATA / f"{_scale_name(scale)}-{order}-{files}{groups}"
     table = folder / TABLE
     if _ready(folder):
         return table
@@ -101,7 +103,7 @@ def lineitem(scale: float, order: str, files: int) -> Path:
     _fresh(table)
     schema = _plain_schema(pq.read_schema(source))
     if order == "natural":
-        _split_natural(source, schema, table, files)
+        _split_natural(source, schema, table, files, row_group)
     else:
         _split_shuffled(source, schema, table, files)
     _mark_ready(folder, started)
@@ -112,22 +114,37 @@ def _part(table: Path, number: int) -> Path:
     return table / f"part-{number:05d}.parquet"
 
 
-def _split_natural(source: Path, schema: pa.Schema, table: Path, files: int) -> None:
+def _split_natural(
+    source: Path, schema: pa.Schema, table: Path, files: int, row_group: int = ROW_GROUP
+) -> None:
+    """Contiguous files; rows are buffered so each row group holds ``row_group``
+    rows whatever the generator's own row groups are (a file's last may hold fewer)."""
     total = pq.read_metadata(source).num_rows
     per_file = -(-total // files)
     number, written = 0, 0
+    buffered: list[pa.Table] = []
     writer = pq.ParquetWriter(_part(table, 0), schema)
+
+    def flush() -> None:
+        if buffered:
+            writer.write_table(pa.concat_tables(buffered), row_group_size=row_group)
+            buffered.clear()
+
     for batch in _batches(source, schema):
         offset = 0
         while offset < len(batch):
-            take = min(per_file - written, len(batch) - offset)
-            writer.write_table(batch.slice(offset, take), row_group_size=ROW_GROUP)
+            room = min(per_file - written, row_group - sum(len(b) for b in buffered))
+            take = min(room, len(batch) - offset)
+            buffered.append(batch.slice(offset, take))
             offset += take
             written += take
+            if sum(len(b) for b in buffered) == row_group or written == per_file:
+                flush()
             if written == per_file and number + 1 < files:
                 writer.close()
                 number, written = number + 1, 0
                 writer = pq.ParquetWriter(_part(table, number), schema)
+    flush()
     writer.close()
 
 

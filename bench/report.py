@@ -9,7 +9,7 @@ from typing import Any
 from causes import CAUSES
 from measure import Section, Table
 
-ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups"]
+ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups", "readgroups"]
 
 
 def _cell(text: str) -> str:
@@ -112,7 +112,7 @@ def render(sections: list[Section], runs: dict[str, dict[str, Any]], image: str)
 
 
 def plot(saved: list[Section], target: Path) -> None:
-    """Eight panels, each from the section's quick-mode result (else its full one)."""
+    """Nine panels, each from the section's quick-mode result (else its full one)."""
     sections: dict[str, Section] = {}
     for section in saved:
         sections.setdefault(section.key, section)
@@ -131,6 +131,7 @@ def plot(saved: list[Section], target: Path) -> None:
         lambda ax: _scale(ax, sections.get("scale")),
         lambda ax: _layout(ax, sections.get("layout")),
         lambda ax: _row_groups(ax, sections.get("rowgroups")),
+        lambda ax: _read_groups(ax, sections.get("readgroups")),
     ]
     for ax in axes.flat[len(panels) :]:
         ax.set_axis_off()  # a 3 x 3 grid with room for more sections
@@ -162,12 +163,22 @@ def _layout(ax: Any, section: Section | None) -> bool:
 
 
 def _row_groups(ax: Any, section: Section | None) -> bool:
+    ylabel = "pyarrow: all files / named row groups"
+    return _speedup_bars(ax, section, ylabel, "7. row groups inside kept files")
+
+
+def _read_groups(ax: Any, section: Section | None) -> bool:
+    ylabel = "plain Spark / skipindex.read (all columns)"
+    return _speedup_bars(ax, section, ylabel, "8. read() by row groups")
+
+
+def _speedup_bars(ax: Any, section: Section | None, ylabel: str, title: str) -> bool:
     if section is None or "speedup" not in section.plot:
         return False
     ax.bar(_short(section.plot["queries"]), section.plot["speedup"])
     ax.axhline(3, color="grey", linestyle="--", linewidth=1)
-    ax.set_ylabel("pyarrow: all files / named row groups")
-    ax.set_title("7. row groups inside kept files")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     return True
 
 

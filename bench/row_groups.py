@@ -44,9 +44,10 @@ def table() -> Path:
     return table
 
 
-def floor_groups(folder: Path, query: Query) -> dict[str, set[int]]:
+def floor_groups(folder: Path, query: Query, group_rows: int = GROUP_ROWS) -> dict[str, set[int]]:
+    """File name -> its row groups (of ``group_rows`` rows) holding a matching row."""
     relation = duckdb.sql(
-        f"SELECT filename, file_row_number // {GROUP_ROWS} FROM read_parquet("
+        f"SELECT filename, file_row_number // {group_rows} FROM read_parquet("
         f"'{folder}/*.parquet', filename=true, file_row_number=true) WHERE {query.sql} "
         "GROUP BY ALL"
     )

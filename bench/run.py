@@ -6,7 +6,7 @@
     python bench/run.py --report                     # re-render from saved results
 
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
-rowgroups (7). Data and
+rowgroups (7), readgroups (8). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/data/results/, so a run with --only re-renders the report with the
 other sections' latest results (each says its own mode and date); the latest
@@ -38,6 +38,7 @@ ALIASES = {
     "spark": "e2e",
     "prune": "scale",
     "row_groups": "rowgroups",
+    "read_groups": "readgroups",
 }
 
 
@@ -45,13 +46,15 @@ def _section_module(key: str) -> Any:
     import build_cost
     import e2e
     import layout
+    import read_groups
     import row_groups
     import scale
     import sizes
     import skipping
 
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
-    return {**modules, "scale": scale, "layout": layout, "rowgroups": row_groups}[key]
+    modules |= {"scale": scale, "layout": layout, "rowgroups": row_groups}
+    return {**modules, "readgroups": read_groups}[key]
 
 
 def _lineitem(args: tuple[float, str]) -> str:
@@ -164,7 +167,17 @@ def main(argv: list[str] | None = None) -> int:
     preparing = prepare(config, keys)
     # Spark last: its JVM must not run while the other sections measure.
     for key in sorted(
-        keys, key=["skipping", "size", "build", "scale", "rowgroups", "e2e", "layout"].index
+        keys,
+        key=[
+            "skipping",
+            "size",
+            "build",
+            "scale",
+            "rowgroups",
+            "e2e",
+            "readgroups",
+            "layout",
+        ].index,
     ):
         print(f"== {key} ({config.mode})", flush=True)
         begun = time.perf_counter()
