@@ -120,7 +120,7 @@ def _split(
 
 
 def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
-    """At most ``count`` tasks, balanced by the rows of the row groups they read."""
+    """At most ``count`` tasks, balanced by the number of row groups they read."""
     if not splits:
         return []
     loads = [0] * max(1, min(count, len(splits)))

@@ -3,6 +3,7 @@ that say which files really hold a matching row (Spark and DuckDB)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from datetime import UTC, date, datetime, timedelta
@@ -73,6 +74,9 @@ ABSENT: dict[str, list[Any]] = {
 }
 
 
+# Strategies are built once per column and reused: building (and validating) one
+# per drawn cell or leaf was a third of the oracle tests' time.
+@functools.cache
 def column_values(name: str) -> st.SearchStrategy[Any]:
     return st.one_of(st.none(), st.sampled_from(POOLS[name]))
 
@@ -135,6 +139,7 @@ def sql_literal(value: Any, column: str) -> str:
     return str(value)
 
 
+@functools.cache
 def literal_strategy(column: str) -> st.SearchStrategy[str]:
     values = POOLS[column] + ABSENT[column]
     plain = st.sampled_from(values).map(lambda v: sql_literal(v, column))
@@ -154,25 +159,21 @@ OPS = ["=", "!=", "<", "<=", ">", ">=", "<>"]
 
 
 def leaf_strategy(columns: tuple[str, ...]) -> st.SearchStrategy[str]:
-    column = st.sampled_from(columns)
+    return st.sampled_from(columns).flatmap(_leaves)
 
-    def leaves(name: str) -> st.SearchStrategy[str]:
-        literal = literal_strategy(name)
-        return st.one_of(
-            st.tuples(st.sampled_from(OPS), literal).map(lambda t: f"{name} {t[0]} {t[1]}"),
-            st.tuples(literal, literal).map(lambda t: f"{name} BETWEEN {t[0]} AND {t[1]}"),
-            st.lists(literal, min_size=1, max_size=4).map(lambda v: f"{name} IN ({', '.join(v)})"),
-            # past min-max's small-list limit (16): the vectorised long-list path
-            st.lists(literal, min_size=17, max_size=20).map(
-                lambda v: f"{name} IN ({', '.join(v)})"
-            ),
-            st.lists(literal, min_size=1, max_size=3).map(
-                lambda v: f"{name} NOT IN ({', '.join(v)})"
-            ),
-            st.sampled_from([f"{name} IS NULL", f"{name} IS NOT NULL"]),
-        )
 
-    return column.flatmap(leaves)
+@functools.cache
+def _leaves(name: str) -> st.SearchStrategy[str]:
+    literal = literal_strategy(name)
+    return st.one_of(
+        st.tuples(st.sampled_from(OPS), literal).map(lambda t: f"{name} {t[0]} {t[1]}"),
+        st.tuples(literal, literal).map(lambda t: f"{name} BETWEEN {t[0]} AND {t[1]}"),
+        st.lists(literal, min_size=1, max_size=4).map(lambda v: f"{name} IN ({', '.join(v)})"),
+        # past min-max's small-list limit (16): the vectorised long-list path
+        st.lists(literal, min_size=17, max_size=20).map(lambda v: f"{name} IN ({', '.join(v)})"),
+        st.lists(literal, min_size=1, max_size=3).map(lambda v: f"{name} NOT IN ({', '.join(v)})"),
+        st.sampled_from([f"{name} IS NULL", f"{name} IS NOT NULL"]),
+    )
 
 
 def predicate_strategy(columns: tuple[str, ...] = tuple(SCHEMA.names)) -> st.SearchStrategy[str]:

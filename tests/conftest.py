@@ -36,3 +36,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+
+
+@pytest.fixture
+def used_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many files each read() handed its row-group data source."""
+    import skipindex._row_group_source as source
+
+    calls: list[int] = []
+    load = source.load
+
+    def counting(spark: Any, schema: Any, splits: Any, view: Any) -> Any:
+        calls.append(len(splits))
+        return load(spark, schema, splits, view)
+
+    monkeypatch.setattr(source, "load", counting)
+    return calls

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -138,6 +139,24 @@ def test_build_prune_and_read_through_spark_connect(connect, spark, tmp_path):
         assert si.read(connect, root, sql).count() == table.filter(sql).count(), sql
     assert si.prune(root, F.col("id") == 250).kept == 1
     assert si.prune(root, F.col("s.f") == 3).kept == 6  # an unindexed field: might match
+
+
+def test_read_by_row_groups_through_spark_connect(connect, tmp_path, used_row_groups):
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(2):
+        ids = pa.array(range(k * 1000, (k + 1) * 1000), pa.int64())
+        stamps = pc.multiply(ids, 3_600_000_000).cast(pa.timestamp("us", "UTC"))
+        pq.write_table(
+            pa.table({"id": ids, "ts": stamps}), root / f"p{k}.parquet", row_group_size=100
+        )
+    si.build_index(str(root), [si.EqualityBitmap("id")], spark=connect)
+    # New York's midnight is 05:00 UTC, id 5's instant: it does not match in this session.
+    where = "id IN (5, 6, 1999) AND ts > TIMESTAMP '1970-01-01 00:00:00'"
+    expected = sorted(map(repr, connect.read.parquet(str(root)).filter(where).collect()))
+    assert len(expected) == 2
+    assert sorted(map(repr, si.read(connect, str(root), where).collect())) == expected
+    assert used_row_groups == [2]
 
 
 def test_cluster_through_spark_connect(connect, tmp_path):

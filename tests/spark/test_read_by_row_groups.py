@@ -9,7 +9,6 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-import skipindex._row_group_source as source
 
 pytestmark = pytest.mark.spark
 
@@ -27,20 +26,6 @@ def _spark_table(spark, root: Path) -> None:
         "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id AS DOUBLE) / 3 END AS x",
     )
     frame.write.option("parquet.block.size", 8192).parquet(str(root))
-
-
-@pytest.fixture
-def used_row_groups(monkeypatch):
-    """The splits each read() handed the data source."""
-    calls: list[int] = []
-    load = source.load
-
-    def counting(spark, schema, splits, view):
-        calls.append(len(splits))
-        return load(spark, schema, splits, view)
-
-    monkeypatch.setattr(source, "load", counting)
-    return calls
 
 
 def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_row_groups):
