@@ -241,7 +241,7 @@ def _prune(
         warnings=notes,
         spark_schema=manifest.spark_schema,
         time_zone=session.zone_text,
-        partitions=partitions,
+        partitions=[replace(p, values=p.values.filter(pa.array(keep))) for p in partitions],
         row_groups=groups,
         rows=rows,
     )

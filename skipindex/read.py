@@ -47,8 +47,8 @@ def read(
     left; Spark still filters every row. That source reads every column of those
     groups (Spark gives Python sources no column pruning): for a ``count()`` or a
     narrow projection, ``row_groups=False`` may be faster. Only files pyarrow
-    reads exactly as Spark does qualify (local, no partition columns, flat
-    columns of the table's types, no LEGACY calendar): see
+    reads exactly as Spark does qualify (local, partition columns of a modelled
+    type, flat columns of the table's types, no LEGACY calendar): see
     :mod:`skipindex.row_group_read`.
     """
     view = SparkView.of_session(spark)

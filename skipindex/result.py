@@ -34,7 +34,9 @@ class PruneResult:
     warnings: list[str] = field(default_factory=list)
     spark_schema: str | None = field(default=None, repr=False)  # for read()
     time_zone: str = "UTC"
-    partitions: list[PartitionColumn] = field(default_factory=list, repr=False)  # for read()
+    # For read(): typed as Spark types them over every listed file; values per kept
+    # file, in the order of ``files``.
+    partitions: list[PartitionColumn] = field(default_factory=list, repr=False)
     # Files under the table named as another format (x.csv): not data, left out.
     not_parquet: list[str] = field(default_factory=list, repr=False)
     # Files left out because an in-place cluster was swapping them: a plain listing

@@ -9,8 +9,9 @@ Spark still applies ``where`` to every row it gets, so this can only read less.
 A file is read this way only where pyarrow provably reads what Spark's Parquet
 reader would (:func:`~skipindex.spark_view.spark_columns`: flat columns of the
 table's type, matched as Spark matches names, no LEGACY calendar rebasing), on a
-local disk and in a table without partition columns; every other kept file is
-read by Spark as a whole. This module imports no Spark: the data source is a
+local disk, with partition columns only where their type is modelled (their
+values, typed as prune types them for Spark, are passed on as constants); every
+other kept file is read by Spark as a whole. This module imports no Spark: the data source is a
 thin shell around :func:`read_split`.
 """
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import base64
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +52,8 @@ class Split:
     num_rows: int
     groups: tuple[int, ...]
     rows: bytes  # file row numbers that can match, a Roaring portable bitmap
+    # The file's partition values as Spark types them: one row, an Arrow IPC stream.
+    constants: bytes = b""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +62,7 @@ class Split:
             "num_rows": self.num_rows,
             "groups": list(self.groups),
             "rows": base64.b64encode(self.rows).decode("ascii"),
+            "constants": base64.b64encode(self.constants).decode("ascii"),
         }
 
     @classmethod
@@ -69,6 +73,7 @@ class Split:
             num_rows=int(doc["num_rows"]),
             groups=tuple(int(g) for g in doc["groups"]),
             rows=base64.b64decode(doc["rows"]),
+            constants=base64.b64decode(doc["constants"]),
         )
 
 
@@ -80,7 +85,7 @@ def plan_splits(
     to a Python data source (Arrow types, timestamps in UTC)."""
     eligible = (
         result.row_groups
-        and not result.partitions
+        and all(p.type is not None and is_flat(p.type) for p in result.partitions)
         and isinstance(location.fs, pafs.LocalFileSystem)
         and all(is_flat(f.type) for f in target)
     )
@@ -88,8 +93,10 @@ def plan_splits(
         return [], list(result.files)
     splits: list[Split] = []
     whole: list[str] = []
-    for file in result.files:
-        split = _split(file, result, location, view, target)
+    in_files = _in_files(target, {p.name for p in result.partitions})
+    for at, file in enumerate(result.files):
+        constants = _constants(result, at)
+        split = _split(file, result, location, view, in_files, constants)
         if split is None:
             whole.append(file)
         else:
@@ -97,8 +104,32 @@ def plan_splits(
     return splits, whole
 
 
+def _in_files(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
+    """The target's columns read from the files: a partition column hides a data
+    column of its name (as in Spark)."""
+    hidden = {name.lower() for name in partitions}
+    return pa.schema([f for f in target if f.name.lower() not in hidden])
+
+
+def _constants(result: PruneResult, at: int) -> bytes:
+    """The partition values of the ``at``-th kept file, as one-row Arrow IPC."""
+    if not result.partitions:
+        return b""
+    values = [p.values.slice(at, 1) for p in result.partitions]
+    batch = pa.record_batch(values, names=[p.name for p in result.partitions])
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, batch.schema) as writer:
+        writer.write_batch(batch)
+    return bytes(sink.getvalue().to_pybytes())
+
+
 def _split(
-    file: str, result: PruneResult, location: TableLocation, view: SparkView, target: pa.Schema
+    file: str,
+    result: PruneResult,
+    location: TableLocation,
+    view: SparkView,
+    in_files: pa.Schema,
+    constants: bytes,
 ) -> Split | None:
     groups = result.row_groups.get(file)
     rows = result.rows.get(file)
@@ -113,10 +144,11 @@ def _split(
     meta = parquet.metadata
     group_rows = sum(meta.row_group(g).num_rows for g in groups)
     if group_rows > GROUP_SHARE * meta.num_rows or isinstance(
-        spark_columns(parquet, target, view), str
+        spark_columns(parquet, in_files, view), str
     ):
         return None
-    return Split(path, size, meta.num_rows, tuple(groups), BitMap(rows).serialize())
+    rows_bytes = BitMap(rows).serialize()
+    return Split(path, size, meta.num_rows, tuple(groups), rows_bytes, constants)
 
 
 def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
@@ -138,9 +170,15 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     meta = parquet.metadata
     if os.stat(split.path).st_size != split.size or meta.num_rows != split.num_rows:
         raise TableChangedError(f"{split.path} changed since it was pruned; read the table again")
-    picks = spark_columns(parquet, target, view)
+    constants = {}
+    if split.constants:
+        partition_values = pa.ipc.open_stream(split.constants).read_all()
+        constants = {n.lower(): partition_values.column(n) for n in partition_values.column_names}
+    in_files = _in_files(target, constants)
+    picks = spark_columns(parquet, in_files, view)
     if isinstance(picks, str):
         raise TableChangedError(f"{split.path}: {picks} (it was readable when pruned)")
+    pick_of = dict(zip(in_files.names, picks, strict=True))
     read = sorted({p for p in picks if p is not None})
     if not split.groups:
         return
@@ -162,12 +200,7 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
             continue
         raw = parquet.read_row_group(group, columns=read, use_threads=False)
         table = raw.take(wanted).cast(typed)
-        columns = [
-            pa.nulls(len(wanted), field.type)
-            if pick is None
-            else table.column(pick).combine_chunks().cast(field.type)
-            for pick, field in zip(picks, target, strict=True)
-        ]
+        columns = [_column(field, table, pick_of, constants, len(wanted)) for field in target]
         yield pa.RecordBatch.from_arrays(columns, schema=target)
 
 
@@ -189,3 +222,20 @@ def _short_strings(meta: pq.FileMetaData, group: int, typed: pa.Schema) -> list[
         if chunk.has_dictionary_page and per_value <= _SHORT_BYTES_PER_VALUE:
             out.append(name)
     return out
+
+
+def _column(
+    field: pa.Field,
+    table: pa.Table,
+    pick_of: dict[str, str | None],
+    constants: dict[str, pa.ChunkedArray],
+    rows: int,
+) -> pa.Array:
+    """One output column: a partition value repeated, a file column, or NULLs."""
+    constant = constants.get(field.name.lower())
+    if constant is not None:
+        return constant.combine_chunks().take(pa.array(np.zeros(rows, np.int64))).cast(field.type)
+    pick = pick_of[field.name]
+    if pick is None:
+        return pa.nulls(rows, field.type)
+    return table.column(pick).combine_chunks().cast(field.type)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -56,3 +57,26 @@ def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_
             assert sorted(map(repr, whole.collect())) == expected, where
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+def test_partition_values_come_from_the_path_as_spark_types_them(spark, tmp_path, used_row_groups):
+    root = tmp_path / "t"
+    folders = ["year=2020/tag=a%20b", "year=2021/tag=__HIVE_DEFAULT_PARTITION__", "year=2021/tag=7"]
+    for k, folder in enumerate(folders):
+        (root / folder).mkdir(parents=True)
+        ids = pa.array(range(k * 1000, (k + 1) * 1000), pa.int64())
+        table = pa.table({"id": ids, "Tag": pa.array(["in the file"] * 1000)})  # hidden by tag
+        pq.write_table(table, root / folder / "part.parquet", row_group_size=100)
+    si.build_index(str(root), [si.EqualityBitmap("id")], spark=spark)
+    table = spark.read.parquet(str(root))
+    for where, by_groups in {
+        "id IN (5, 1500, 2999)": 3,
+        "id = 1500 OR (tag IS NULL AND id < 1100)": 1,
+        "year = 2021 AND id > 2990": 1,
+    }.items():
+        used_row_groups.clear()
+        expected = sorted(map(repr, table.filter(where).collect()))
+        frame = si.read(spark, str(root), where)
+        assert frame.schema == table.schema, where
+        assert sorted(map(repr, frame.collect())) == expected, where
+        assert used_row_groups == [by_groups], where
