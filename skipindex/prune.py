@@ -225,7 +225,9 @@ def _prune(
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
     files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
-    groups, rows = kept_rows(location, listing, keep & covered, positions, segments, evaluation)
+    groups, rows, listed = kept_rows(
+        location, listing, keep & covered, positions, segments, evaluation
+    )
     return PruneResult(
         files=files,
         total=len(listing),
@@ -244,6 +246,7 @@ def _prune(
         partitions=[replace(p, values=p.values.filter(pa.array(keep))) for p in partitions],
         row_groups=groups,
         rows=rows,
+        listed=listed,
     )
 
 

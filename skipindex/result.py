@@ -47,6 +47,9 @@ class PruneResult:
     row_groups: dict[str, list[int]] = field(default_factory=dict, repr=False)
     # Kept file -> the rows that can match, where row-level bitmaps narrowed them.
     rows: dict[str, AbstractBitMap] = field(default_factory=dict, repr=False)
+    # Files in ``rows`` -> (bytes, mtime in ms) as listed (= as indexed): row numbers
+    # hold only while the file is unchanged, so a reader by rows checks this first.
+    listed: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
 
     @property
     def kept(self) -> int:

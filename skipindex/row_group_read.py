@@ -48,7 +48,8 @@ class Split:
     """One file's part of the read: its row groups and the rows in them to pass on."""
 
     path: str  # a local path pyarrow opens
-    size: int  # bytes when pruned: a file changed since is refused, not misread
+    size: int  # bytes and mtime (ms) as indexed: a file changed since is refused,
+    mtime_ms: int  # not misread
     num_rows: int
     groups: tuple[int, ...]
     rows: bytes  # file row numbers that can match, a Roaring portable bitmap
@@ -59,6 +60,7 @@ class Split:
         return {
             "path": self.path,
             "size": self.size,
+            "mtime_ms": self.mtime_ms,
             "num_rows": self.num_rows,
             "groups": list(self.groups),
             "rows": base64.b64encode(self.rows).decode("ascii"),
@@ -70,6 +72,7 @@ class Split:
         return cls(
             path=str(doc["path"]),
             size=int(doc["size"]),
+            mtime_ms=int(doc["mtime_ms"]),
             num_rows=int(doc["num_rows"]),
             groups=tuple(int(g) for g in doc["groups"]),
             rows=base64.b64decode(doc["rows"]),
@@ -133,12 +136,16 @@ def _split(
 ) -> Split | None:
     groups = result.row_groups.get(file)
     rows = result.rows.get(file)
-    if groups is None or rows is None or not file.startswith(location.user_root + "/"):
+    listed = result.listed.get(file)
+    if groups is None or rows is None or listed is None:
+        return None
+    if not file.startswith(location.user_root + "/"):
         return None
     path = location.root + file[len(location.user_root) :]
     try:
+        if _stamp(path) != listed:
+            return None  # changed since the prune: Spark reads what is there now
         parquet = open_file(path)
-        size = os.stat(path).st_size
     except (OSError, pa.ArrowException):
         return None  # Spark reports what is wrong with it
     meta = parquet.metadata
@@ -148,7 +155,14 @@ def _split(
     ):
         return None
     rows_bytes = BitMap(rows).serialize()
-    return Split(path, size, meta.num_rows, tuple(groups), rows_bytes, constants)
+    size, mtime_ms = listed
+    return Split(path, size, mtime_ms, meta.num_rows, tuple(groups), rows_bytes, constants)
+
+
+def _stamp(path: str) -> tuple[int, int]:
+    """(bytes, mtime in ms), as the listing records a file."""
+    stat = os.stat(path)
+    return stat.st_size, stat.st_mtime_ns // 1_000_000
 
 
 def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
@@ -168,7 +182,7 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     """The split's rows, one batch per row group, typed as ``target``."""
     parquet = open_file(split.path)
     meta = parquet.metadata
-    if os.stat(split.path).st_size != split.size or meta.num_rows != split.num_rows:
+    if _stamp(split.path) != (split.size, split.mtime_ms) or meta.num_rows != split.num_rows:
         raise TableChangedError(f"{split.path} changed since it was pruned; read the table again")
     constants = {}
     if split.constants:

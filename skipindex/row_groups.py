@@ -20,15 +20,17 @@ def kept_rows(
     positions: np.ndarray,
     segments: pa.Table,
     evaluation: Evaluation,
-) -> tuple[dict[str, list[int]], dict[str, AbstractBitMap]]:
+) -> tuple[dict[str, list[int]], dict[str, AbstractBitMap], dict[str, tuple[int, int]]]:
     """Per kept file whose matching rows bitmaps narrowed: the row groups holding
-    any of them (where that rules some out), and the rows themselves."""
+    any of them (where that rules some out), the rows themselves, and the file's
+    (bytes, mtime in ms) as listed, which a reader by row numbers checks."""
     if not evaluation.row_sets:
-        return {}, {}
+        return {}, {}, {}
     sizes = segments.column("row_group_rows")
     num_rows = segments.column("num_rows")
     groups_of: dict[str, list[int]] = {}
     rows_of: dict[str, AbstractBitMap] = {}
+    listed: dict[str, tuple[int, int]] = {}
     for at in np.flatnonzero(kept).tolist():
         position = int(positions[at])
         rows = evaluation.row_sets.get(position)
@@ -36,13 +38,14 @@ def kept_rows(
             continue
         path = location.user_path(listing[at].path)
         rows_of[path] = rows
+        listed[path] = (listing[at].size, listing[at].mtime_ms)
         group_rows = sizes[position].as_py() or []
         if sum(group_rows) != num_rows[position].as_py():
             continue  # no row-group layout recorded: any group may match
         groups = matching_row_groups(rows, group_rows)
         if len(groups) < len(group_rows):
             groups_of[path] = groups
-    return groups_of, rows_of
+    return groups_of, rows_of, listed
 
 
 def matching_row_groups(rows: AbstractBitMap, group_rows: list[int]) -> list[int]:

@@ -52,9 +52,9 @@ def test_a_split_passes_on_exactly_its_candidate_rows(tmp_path_factory, case, in
     pq.write_table(written, path, row_group_size=group_rows, use_deprecated_int96_timestamps=int96)
     groups = tuple(sorted({r // group_rows for r in candidates}))
     target = pa.schema([*TARGET, pa.field("absent", pa.int32())])
-    split = Split(
-        str(path), os.path.getsize(path), table.num_rows, groups, BitMap(candidates).serialize()
-    )
+    stat = os.stat(path)
+    stamp = (stat.st_size, stat.st_mtime_ns // 1_000_000)
+    split = Split(str(path), *stamp, table.num_rows, groups, BitMap(candidates).serialize())
     batches = list(read_split(split, target, SparkView()))
     got = pa.Table.from_batches(batches, schema=target)
     expected = table.take(pa.array(candidates, pa.int64())).append_column(
@@ -142,10 +142,13 @@ def test_a_file_changed_since_the_prune_is_refused(tmp_path):
     root = tmp_path / "t"
     _table(root)
     build_with(str(root), [si.EqualityBitmap("id")], InProcessRunner())
-    _, (splits, _) = _plan(root, "id = 1390")
+    result, (splits, _) = _plan(root, "id = 1390")
     [split] = splits
-    pq.write_table(pq.read_table(split.path).slice(0, 1000), split.path, row_group_size=100)
     target = pq.read_schema(split.path)
+    os.utime(split.path, ns=(0, os.stat(split.path).st_mtime_ns + 10**9))  # same bytes, touched
+    # Changed before the read is planned: Spark reads the file as it is now.
+    assert plan_splits(result, locate(str(root)), SparkView(), target) == ([], result.files)
+    # Changed after: the task refuses rather than read stale row numbers.
     with pytest.raises(si.TableChangedError, match="changed since it was pruned"):
         list(read_split(split, target, SparkView()))
 
