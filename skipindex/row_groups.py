@@ -3,6 +3,8 @@ the bitmaps left and the row-group sizes each segment records per file."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyarrow as pa
 from pyroaring import AbstractBitMap
@@ -26,8 +28,12 @@ def kept_rows(
     (bytes, mtime in ms) as listed, which a reader by row numbers checks."""
     if not evaluation.row_sets:
         return {}, {}, {}
-    sizes = segments.column("row_group_rows")
-    num_rows = segments.column("num_rows")
+    # Each file's row-group sizes as numpy slices of one flat array, not a Python
+    # list per file (at 1,000 kept files that was a fifth of a warm prune).
+    lists = segments.column("row_group_rows").combine_chunks()
+    offsets = lists.offsets.to_numpy()
+    flat = lists.values.to_numpy(zero_copy_only=False)
+    num_rows = segments.column("num_rows").to_numpy()
     groups_of: dict[str, list[int]] = {}
     rows_of: dict[str, AbstractBitMap] = {}
     listed: dict[str, tuple[int, int]] = {}
@@ -39,16 +45,16 @@ def kept_rows(
         path = location.user_path(listing[at].path)
         rows_of[path] = rows
         listed[path] = (listing[at].size, listing[at].mtime_ms)
-        group_rows = sizes[position].as_py() or []
-        if sum(group_rows) != num_rows[position].as_py():
-            continue  # no row-group layout recorded: any group may match
+        group_rows = flat[offsets[position] : offsets[position + 1]]
+        if len(group_rows) < 2 or group_rows.sum() != num_rows[position]:
+            continue  # one row group, or no layout recorded: any group may match
         groups = matching_row_groups(rows, group_rows)
         if len(groups) < len(group_rows):
             groups_of[path] = groups
     return groups_of, rows_of, listed
 
 
-def matching_row_groups(rows: AbstractBitMap, group_rows: list[int]) -> list[int]:
+def matching_row_groups(rows: AbstractBitMap, group_rows: Sequence[int] | np.ndarray) -> list[int]:
     """Indices of the row groups (``group_rows[g]`` rows each, in order) that hold
     at least one of ``rows``."""
     ends = np.cumsum(group_rows, dtype=np.int64)
