@@ -293,6 +293,24 @@ def _worker(cores: int, table: str) -> None:
     spark.stop()
 
 
+def against_scan_at(scale: float, files: int, runs: int) -> None:
+    """Print Spark build / Spark scan for one layout (``--against-scan SCALE FILES``):
+    the issue's SF10-in-1,000-files figure, too long for ``--full``'s build section."""
+    table = data.index_copy(data.lineitem(scale, "natural", files), f"scan-{files}")
+    worker = _Worker(2, table)
+    try:
+        worker.ready()
+        measured = _against_spark_scan(worker, runs)
+    finally:
+        worker.close()
+    print(f"| SF{scale:g}, {files} files, local[2] | build / Spark scan | |")
+    print("|---|---|---|")
+    for name, (value, detail) in measured.items():
+        print(f"| {name} | {ratio(value)} | {detail} |")
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
         _worker(int(sys.argv[2]), sys.argv[3])
+    elif len(sys.argv) == 5 and sys.argv[1] == "--against-scan":
+        against_scan_at(float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
