@@ -11,8 +11,8 @@ reader would (:func:`~skipindex.spark_view.spark_columns`: flat columns of the
 table's type, matched as Spark matches names, no LEGACY calendar rebasing), on a
 local disk, with partition columns only where their type is modelled (their
 values, typed as prune types them for Spark, are passed on as constants); every
-other kept file is read by Spark as a whole. This module imports no Spark: the data source is a
-thin shell around :func:`read_split`.
+other kept file is read by Spark as a whole. This module imports no Spark: the
+data source is a thin shell around :func:`read_split`.
 """
 
 from __future__ import annotations
@@ -98,8 +98,7 @@ def plan_splits(
     whole: list[str] = []
     in_files = _in_files(target, {p.name for p in result.partitions})
     for at, file in enumerate(result.files):
-        constants = _constants(result, at)
-        split = _split(file, result, location, view, in_files, constants)
+        split = _split(at, result, location, view, in_files)
         if split is None:
             whole.append(file)
         else:
@@ -127,13 +126,10 @@ def _constants(result: PruneResult, at: int) -> bytes:
 
 
 def _split(
-    file: str,
-    result: PruneResult,
-    location: TableLocation,
-    view: SparkView,
-    in_files: pa.Schema,
-    constants: bytes,
+    at: int, result: PruneResult, location: TableLocation, view: SparkView, in_files: pa.Schema
 ) -> Split | None:
+    """The ``at``-th kept file's split, or None when Spark should read it whole."""
+    file = result.files[at]
     groups = result.row_groups.get(file)
     rows = result.rows.get(file)
     listed = result.listed.get(file)
@@ -141,7 +137,7 @@ def _split(
         return None
     if not file.startswith(location.user_root + "/"):
         return None
-    path = location.root + file[len(location.user_root) :]
+    path = location.fs_path(file[len(location.user_root) + 1 :])
     try:
         if _stamp(path) != listed:
             return None  # changed since the prune: Spark reads what is there now
@@ -154,9 +150,9 @@ def _split(
         spark_columns(parquet, in_files, view), str
     ):
         return None
-    rows_bytes = BitMap(rows).serialize()
     size, mtime_ms = listed
-    return Split(path, size, mtime_ms, meta.num_rows, tuple(groups), rows_bytes, constants)
+    constants = _constants(result, at)
+    return Split(path, size, mtime_ms, meta.num_rows, tuple(groups), rows.serialize(), constants)
 
 
 def _stamp(path: str) -> tuple[int, int]:
