@@ -18,7 +18,7 @@ from typing import Any
 
 import data
 import pyarrow.parquet as pq
-from measure import Config, Section, Table, Target, mb, median, ratio, secs
+from measure import Config, Section, Table, Target, mb, median, ratio, rotating, secs
 from queries import BLOOM, NUMERIC, STRINGS
 
 import skipindex as si
@@ -225,20 +225,11 @@ def _against_spark_scan(worker: _Worker, runs: int) -> dict[str, tuple[float, st
     index the same 11 columns, so one scan baseline is measured between every
     build, in rotating order, and pooled."""
     names = ("min-max + Bloom", "all kinds together")
-    builds: dict[str, list[float]] = {name: [] for name in names}
-    scans: list[float] = []
-    steps = [
-        *((builds[n], lambda n=n: worker.build(n)) for n in names),
-        (scans, lambda: worker.scan(names[0])),
-        (scans, lambda: worker.scan(names[1])),
-    ]
-    for round_ in range(1 + runs):
-        shift = round_ % len(steps)
-        for times, action in steps[shift:] + steps[:shift]:
-            time.sleep(SETTLE / 3)
-            seconds = action()
-            if round_:
-                times.append(seconds)
+    builds_then_scans = [lambda n=n: worker.build(n) for n in names]
+    builds_then_scans += [lambda n=n: worker.scan(n) for n in names]
+    times, _ = rotating(builds_then_scans, runs, settle=SETTLE / 3)
+    builds = dict(zip(names, times[: len(names)], strict=True))
+    scans = [t for side in times[len(names) :] for t in side]
     scan = median(scans)
     return {
         name: (

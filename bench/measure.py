@@ -84,23 +84,26 @@ def alternating(
 ) -> tuple[list[float], list[float], Any, Any]:
     """Run both sides ``runs`` times, alternating which goes first; seconds per side
     plus each side's last return value. ``warmup`` rounds are run and discarded."""
-    a_times: list[float] = []
-    b_times: list[float] = []
-    a_value: Any = None
-    b_value: Any = None
-    for round_ in range(warmup + runs):
-        order = [(first, a_times, 0), (second, b_times, 1)]
-        if round_ % 2:
-            order.reverse()
-        for action, times, side in order:
-            seconds, value = timed(action)
-            if round_ >= warmup:
-                times.append(seconds)
-            if side == 0:
-                a_value = value
-            else:
-                b_value = value
+    (a_times, b_times), (a_value, b_value) = rotating([first, second], runs, warmup)
     return a_times, b_times, a_value, b_value
+
+
+def rotating(
+    actions: list[Callable[[], Any]], runs: int = RUNS, warmup: int = 1, settle: float = 0.0
+) -> tuple[list[list[float]], list[Any]]:
+    """Each action ``runs`` times, rotating which goes first; seconds per action
+    and each one's last return value. ``warmup`` rounds are run and discarded;
+    ``settle`` seconds pass (untimed) before each action."""
+    times: list[list[float]] = [[] for _ in actions]
+    values: list[Any] = [None] * len(actions)
+    for round_ in range(warmup + runs):
+        shift = round_ % len(actions)
+        for at in [*range(shift, len(actions)), *range(shift)]:
+            time.sleep(settle)
+            seconds, values[at] = timed(actions[at])
+            if round_ >= warmup:
+                times[at].append(seconds)
+    return times, values
 
 
 def median(values: list[float]) -> float:

@@ -18,7 +18,7 @@ from typing import Any
 
 import data
 import pyarrow.parquet as pq
-from measure import Config, Section, Table, Target, median, ms, ratio, timed
+from measure import Config, Section, Table, Target, median, ms, ratio, rotating
 from queries import BY_NAME, specs
 from row_groups import floor_groups
 from runners import ensure_index
@@ -34,19 +34,6 @@ FAST_FACTOR = 3.0
 
 def _layout(config: Config) -> tuple[float, int]:
     return (10, 1_000_000) if config.mode == "full" else (1, 100_000)
-
-
-def rotating(actions: list[Any], runs: int, warmup: int = 1) -> tuple[list[list[float]], list[Any]]:
-    """Each action ``runs`` times, rotating which goes first; seconds and last values."""
-    times: list[list[float]] = [[] for _ in actions]
-    values: list[Any] = [None] * len(actions)
-    for round_ in range(warmup + runs):
-        shift = round_ % len(actions)
-        for at in [*range(shift, len(actions)), *range(shift)]:
-            seconds, values[at] = timed(actions[at])
-            if round_ >= warmup:
-                times[at].append(seconds)
-    return times, values
 
 
 def _write_all(frame: Any) -> None:
