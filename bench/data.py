@@ -121,7 +121,7 @@ def _split_natural(
     rows whatever the generator's own row groups are (a file's last may hold fewer)."""
     total = pq.read_metadata(source).num_rows
     per_file = -(-total // files)
-    number, written = 0, 0
+    number, written, pending = 0, 0, 0  # pending: rows buffered for the next row group
     buffered: list[pa.Table] = []
     writer = pq.ParquetWriter(_part(table, 0), schema)
 
@@ -133,13 +133,14 @@ def _split_natural(
     for batch in _batches(source, schema):
         offset = 0
         while offset < len(batch):
-            room = min(per_file - written, row_group - sum(len(b) for b in buffered))
-            take = min(room, len(batch) - offset)
+            take = min(per_file - written, row_group - pending, len(batch) - offset)
             buffered.append(batch.slice(offset, take))
             offset += take
             written += take
-            if sum(len(b) for b in buffered) == row_group or written == per_file:
+            pending += take
+            if pending == row_group or written == per_file:
                 flush()
+                pending = 0
             if written == per_file and number + 1 < files:
                 writer.close()
                 number, written = number + 1, 0

@@ -20,6 +20,7 @@ from typing import Any
 
 import data
 from measure import Config, Section, Table, Target, mb, median, ms, repeat, secs
+from queries import BY_NAME
 from runners import ensure_index
 
 import skipindex as si
@@ -196,15 +197,7 @@ def run(config: Config) -> Section:
 
 LARGE = {
     "3-condition bitmaps": PREDICATES["3-condition bitmaps"],
-    "Q4 range+eq": "l_partkey BETWEEN 1000 AND 1020 AND l_quantity = 50",
-    "Q5 five eq": (
-        "l_shipmode = 'AIR' AND l_shipinstruct = 'TAKE BACK RETURN' AND l_quantity = 1 "
-        "AND l_discount = 0.00 AND l_tax = 0.00"
-    ),
-    "Q6 TPC-H Q6": (
-        "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
-        "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24"
-    ),
+    **{name: BY_NAME[name].sql for name in ("Q4 range+eq", "Q5 five eq", "Q6 TPC-H Q6")},
 }
 LARGE_LIMIT = 0.05
 
