@@ -80,3 +80,34 @@ def test_partition_values_come_from_the_path_as_spark_types_them(spark, tmp_path
         assert frame.schema == table.schema, where
         assert sorted(map(repr, frame.collect())) == expected, where
         assert used_row_groups == [by_groups], where
+
+
+def test_files_spark_rebases_from_the_legacy_calendar_are_read_by_spark(
+    spark, tmp_path, used_row_groups
+):
+    root = tmp_path / "t"
+    keys = (
+        "spark.sql.parquet.datetimeRebaseModeInWrite",
+        "spark.sql.parquet.int96RebaseModeInWrite",
+    )
+    previous = {key: spark.conf.get(key) for key in keys}
+    for key in keys:
+        spark.conf.set(key, "LEGACY")
+    try:  # dates and INT96 timestamps before 1582, stored in the hybrid Julian calendar
+        spark.range(0, ROWS, 1, 2).selectExpr(
+            "id",
+            "DATE_ADD(DATE'1000-01-01', CAST(id AS INT)) AS d",
+            "TIMESTAMP_SECONDS(id * 86400 - 30610224000) AS ts",
+        ).write.option("parquet.block.size", 8192).parquet(str(root))
+    finally:
+        for key, value in previous.items():
+            spark.conf.set(key, value)
+    assert all(pq.ParquetFile(f).metadata.num_row_groups >= 4 for f in root.glob("*.parquet"))
+    si.build_index(str(root), [si.BitSlicedBitmap("id")], spark=spark)
+    table = spark.read.parquet(str(root))
+    where = "id BETWEEN 100 AND 110 AND d >= DATE '1000-04-15'"
+    assert si.prune(str(root), where).row_groups  # row groups are named...
+    expected = sorted(map(repr, table.filter(where).collect()))
+    assert len(expected) == 7  # ids 104..110: 1000-04-15 is day 104 of that year
+    assert sorted(map(repr, si.read(spark, str(root), where).collect())) == expected
+    assert used_row_groups == []  # ...but Spark reads these files itself
