@@ -34,6 +34,7 @@ from typing import cast
 import numpy as np
 from pyroaring import AbstractBitMap
 
+from skipindex._dense_walk import dense_row_sets
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -55,6 +56,9 @@ __all__ = ["LIKELY_ROWS", "Evaluation", "LeafReport", "evaluate"]
 
 # Expected matching rows from which a file is kept without combining its bitmaps.
 LIKELY_ROWS = 256.0
+# Combine row sets across files as words where every leaf allows it (the tests
+# turn it off to hold the per-file walk to the same answers).
+DENSE_WALK = True
 
 LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
 RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
@@ -213,8 +217,13 @@ class _Run:
         return np.asarray(share * self.num_rows[positions])
 
     def rows(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
-        """Row sets of the files at ``positions`` that may still match."""
-        return _RowWalk(self).run(predicate, positions)
+        """Row sets of the files at ``positions`` that may still match: across
+        files as words where every leaf allows it, else file by file."""
+        dense = dense_row_sets(self, predicate, positions) if DENSE_WALK else None
+        return dense if dense is not None else _RowWalk(self).run(predicate, positions)
+
+    def report_of(self, node: BoundPredicate) -> LeafReport:
+        return self._report(node)
 
     def leaf_rows(self, node: BoundPredicate, positions: np.ndarray) -> RowSets:
         positions = positions[self.leaf_mask(node)[positions]]

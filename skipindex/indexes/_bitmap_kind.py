@@ -118,6 +118,62 @@ class BitmapKind(RowLevelKind):
             answers[at] = self.rows_of_ranges(chosen.ranges(i), int(chosen.sizes[i]), file)
         return answers
 
+    def dense_rows(
+        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+    ) -> np.ndarray | None:
+        """What :meth:`matching_rows` says, as words (see :mod:`._dense`): all rows
+        set where a file's payload tells nothing. None where only the per-file path
+        can answer (``!=``, NOT IN, long IN lists, a kind without a dense form, or
+        arrays the cache's budget does not allow)."""
+        columns = payload_columns(files)
+        dense = columns.dense
+        every_full = dense.full() if dense.fits else None
+        every_nonnull = dense.nonnull() if every_full is not None else None
+        if every_full is None or every_nonnull is None:
+            return None
+        if isinstance(leaf, BoundIsNull):
+            known = columns.known[positions]
+            out: np.ndarray = every_nonnull[positions]
+            if not leaf.negated:
+                np.bitwise_xor(out, every_full[positions], out=out)  # the null rows
+            out[~known] = every_full[positions[~known]]
+            return out
+        chosen = self.selection(leaf, files)
+        if chosen is None:
+            return None
+        usable = self.file_codes(files).usable[positions]
+        live = usable & ~chosen.empty[positions]
+        every = live & chosen.everything[positions]
+        work = live & ~every
+        at = positions[work]
+        if len(at):
+            starts = chosen.starts[:, at].astype(np.int64)
+            ends = chosen.ends[:, at].astype(np.int64)
+            part = self.dense_ranges(starts, ends, chosen.sizes[at].astype(np.int64), at, columns)
+            if part is None:
+                return None
+            part &= every_nonnull[at]
+            if len(at) == len(positions):
+                return part
+        out = np.zeros((len(positions), dense.width), dtype=np.uint64)
+        if len(at):
+            out[work] = part
+        out[every] = every_nonnull[positions[every]]
+        out[~usable] = every_full[positions[~usable]]
+        return out
+
+    def dense_ranges(
+        self,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        sizes: np.ndarray,
+        positions: np.ndarray,
+        columns: PayloadColumns,
+    ) -> np.ndarray | None:
+        """Per file in ``positions``, the rows whose codes fall in the ranges
+        ``[starts[r], ends[r])`` (of ``sizes`` codes) as words; None: no dense form."""
+        return None
+
     @staticmethod
     def _views(
         columns: PayloadColumns, positions: np.ndarray, usable: np.ndarray

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import AbstractBitMap, BitMap, FrozenBitMap
 
+from skipindex.indexes._dense import DenseColumns
 from skipindex.indexes._roaring import from_bytes
 
 __all__ = ["FileView", "ListColumn", "PayloadColumns"]
@@ -130,10 +131,26 @@ class PayloadColumns:
     def _keep(
         self, into: dict[int, FrozenBitMap], key: int, bitmap: FrozenBitMap, size: int
     ) -> None:
-        cost = size + OBJECT_BYTES
-        if self.nbytes + cost <= self._budget:
+        if self.reserve(size + OBJECT_BYTES):
             into[key] = bitmap
-            self.nbytes += cost
+
+    def reserve(self, cost: int) -> bool:
+        """Count ``cost`` bytes as kept if the budget allows them."""
+        if self.nbytes + cost > self._budget:
+            return False
+        self.nbytes += cost
+        return True
+
+    @cached_property
+    def dense(self) -> DenseColumns:
+        """The stored bitmaps as words, for the row-level pass across files."""
+
+        def nulls() -> tuple[np.ndarray, memoryview, np.ndarray] | None:
+            if not self.has_nulls.any():
+                return None
+            return (*self._binary_of("nulls", flat=False), self.has_nulls)
+
+        return DenseColumns(self.num_rows, self.reserve, self._binary_of, nulls)
 
     def _binary_of(self, name: str, flat: bool = True) -> tuple[np.ndarray, memoryview]:
         """Offsets and data of a binary array: a list field's items, or a field."""

@@ -181,3 +181,10 @@ class RowLevelKind(IndexKind):
         self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
     ) -> list[AbstractBitMap | None]:
         """Per file in ``positions``, the rows satisfying ``leaf`` (None: all might)."""
+
+    def dense_rows(
+        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+    ) -> np.ndarray | None:
+        """:meth:`matching_rows` as one row of 64-bit words per file (all rows set
+        where all might match), or None: only the per-file answer is available."""
+        return None

@@ -52,6 +52,7 @@ from skipindex.indexes._bitmap_query import (
     select_ranges,
 )
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
+from skipindex.indexes._dense_ops import SlicedFiles
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
 from skipindex.indexes.base import IndexSpec
@@ -201,6 +202,22 @@ class BitSlicedBitmapKind(BitmapKind):
             minimum = int(floor_ceil(file.scalar("min"), self.scale())[0])
             codes = OffsetCodes(minimum, k, self.scale())
         return self.rows_of_ranges(select_ranges(leaf, codes, codes, k), k, file)
+
+    def dense_ranges(
+        self,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        sizes: np.ndarray,
+        positions: np.ndarray,
+        columns: PayloadColumns,
+    ) -> np.ndarray | None:
+        lists = columns.lists("slices")
+        slices = columns.dense.slices("slices", lists.starts, lists.lengths)
+        nonnull = columns.dense.nonnull()
+        if slices is None or nonnull is None:
+            return None
+        files = SlicedFiles(slices, positions, lists.lengths[positions], nonnull[positions])
+        return files.between(starts, ends)
 
     def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
         evaluate = RangeEval(file)

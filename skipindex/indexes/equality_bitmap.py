@@ -24,11 +24,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import numpy as np
 from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
 from skipindex.indexes._bitmap_query import Range, cover
-from skipindex.indexes._payloads import FileView
+from skipindex.indexes._dense_ops import union_of_items
+from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import to_bytes
 from skipindex.indexes.base import IndexSpec
 
@@ -61,6 +63,33 @@ class EqualityBitmapKind(BucketedBitmapKind):
 
     def store(self, per_bucket: list[BitMap], non_null: int) -> dict[str, Any]:
         return {"bitmaps": [to_bytes(bm) for bm in per_bucket]}
+
+    def dense_ranges(
+        self,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        sizes: np.ndarray,
+        positions: np.ndarray,
+        columns: PayloadColumns,
+    ) -> np.ndarray | None:
+        items = columns.dense.items("bitmaps")
+        if items is None:
+            return None
+        first = columns.lists("bitmaps").starts[positions]
+        if len(starts) == 1:  # one range: where fewer, the non-null rows less the others
+            selected = np.maximum(ends[0] - starts[0], 0)
+            flip = starts[0] + (sizes - ends[0]) + 1 < selected
+            if flip.any():
+                others_starts = np.stack([np.zeros_like(sizes), ends[0]])
+                others_ends = np.stack([starts[0], sizes])
+                starts = np.where(flip, others_starts, np.stack([starts[0], starts[0]]))
+                ends = np.where(flip, others_ends, np.stack([ends[0], starts[0]]))
+                union = union_of_items(items, first, starts, ends)
+                if union is None:
+                    return None
+                union[flip] = ~union[flip]  # the caller keeps only non-null rows
+                return union
+        return union_of_items(items, first, starts, ends)
 
     def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
         def bitmaps(a: int, b: int) -> list[AbstractBitMap]:

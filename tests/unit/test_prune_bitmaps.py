@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from unittest import mock
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -17,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
+from skipindex import evaluate
 from skipindex.build import InProcessRunner, build_with
 from tests._support import (
     duckdb_matching_row_groups,
@@ -37,12 +39,13 @@ KINDS = {
 
 
 def _run(
-    tables, predicates, specs, row_level="auto", exact_rows=False
+    tables, predicates, specs, row_level="auto", exact_rows=False, dense=True
 ) -> list[tuple[str, set[str], set[str]]]:
     """Per predicate: the files holding a match (DuckDB) and the files kept. Rows
     and row groups (3 rows each) are checked on the way: every matching row is
     among a kept file's rows and its row group among its row groups, and exactly
-    those with ``exact_rows``."""
+    those with ``exact_rows``. ``dense=False`` combines row sets file by file
+    only, so both walks answer (skipindex.evaluate.DENSE_WALK)."""
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)
@@ -51,7 +54,8 @@ def _run(
         for p, rows_by_file in zip(
             predicates, duckdb_matching_row_groups(paths, predicates, group_rows=1), strict=True
         ):
-            result = si.prune(str(root / "t"), p, row_level=row_level)
+            with mock.patch.object(evaluate, "DENSE_WALK", dense):
+                result = si.prune(str(root / "t"), p, row_level=row_level)
             kept = {Path(f).name: f for f in result.files}
             _check_rows(p, result, kept, rows_by_file, exact_rows)
             out.append((p, set(rows_by_file), set(kept)))
@@ -85,10 +89,14 @@ def _check_rows(predicate, result, kept, rows_by_file, exact) -> None:
     tables=files_strategy(COLUMNS),
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),
     exact_kind=st.sampled_from([si.BitSlicedBitmap, si.EqualityBitmap]),
+    dense=st.booleans(),
 )
-def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates, exact_kind):
+def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
+    tables, predicates, exact_kind, dense
+):
     specs = [exact_kind(c) for c in COLUMNS]
-    for predicate, matching, kept in _run(tables, predicates, specs, "always", exact_rows=True):
+    runs = _run(tables, predicates, specs, "always", exact_rows=True, dense=dense)
+    for predicate, matching, kept in runs:
         assert kept == matching, predicate
 
 
@@ -100,8 +108,11 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(tables, predicates
         st.sets(st.sampled_from(sorted(KINDS))), min_size=len(COLUMNS), max_size=len(COLUMNS)
     ),
     row_level=st.sampled_from(["auto", "always"]),
+    dense=st.booleans(),
 )
-def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, choice, row_level):
+def test_any_mixture_of_kinds_never_drops_a_matching_file(
+    tables, predicates, choice, row_level, dense
+):
     specs = [
         KINDS[k](c)
         for c, kinds in zip(COLUMNS, choice, strict=True)
@@ -110,7 +121,7 @@ def test_any_mixture_of_kinds_never_drops_a_matching_file(tables, predicates, ch
     ]
     if not specs:
         specs = [si.MinMax("i")]
-    for predicate, matching, kept in _run(tables, predicates, specs, row_level):
+    for predicate, matching, kept in _run(tables, predicates, specs, row_level, dense=dense):
         assert matching <= kept, f"{predicate}: dropped {sorted(matching - kept)}"
 
 

@@ -1,0 +1,163 @@
+"""Words across files (skipindex.indexes._dense): decoding stored Roaring bytes,
+back to bitmaps, and the bit-sliced arithmetic, against plain Python sets."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+from skipindex.errors import IndexCorruptError
+from skipindex.indexes._dense import (
+    ALL_SET,
+    DenseColumns,
+    decode_words,
+    full_words,
+    to_bitmaps,
+    words_for,
+)
+from skipindex.indexes._dense_ops import SlicedFiles, union_of_items
+from skipindex.indexes._roaring import mask_bytes, to_bytes
+from tests._support import examples
+
+
+def _rows_of(words: np.ndarray) -> set[int]:
+    bits = np.unpackbits(words.astype("<u8").view(np.uint8), bitorder="little")
+    return set(np.flatnonzero(bits).tolist())
+
+
+@st.composite
+def row_sets(draw: st.DrawFn) -> tuple[int, set[int]]:
+    """A file's row count (up to three Roaring containers) and some of its rows:
+    scattered rows (array containers), dense halves (bitsets) and runs."""
+    n = draw(st.integers(1, 3 * 65_536))
+    rows = set(draw(st.lists(st.integers(0, n - 1), max_size=200)))
+    for _ in range(draw(st.integers(0, 3))):
+        a = draw(st.integers(0, n - 1))
+        rows.update(range(a, min(n, a + draw(st.integers(1, 20_000)))))
+    if draw(st.booleans()):  # a bitset container: every other row of a stretch
+        a = draw(st.integers(0, n - 1))
+        rows.update(range(a, min(n, a + 20_000), 2))
+    return n, rows
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(row_sets(), st.sampled_from(["runs", "no-runs", "mask"]))
+def test_decoding_gives_every_stored_row_and_no_other(case, writer):
+    n, rows = case
+    bitmap = BitMap(sorted(rows))
+    if writer == "runs":
+        data = to_bytes(bitmap)  # run containers where smaller (cookie 12347)
+    elif writer == "no-runs":
+        data = bitmap.serialize()  # cookie 12346
+    else:
+        mask = np.zeros(n, dtype=bool)
+        mask[sorted(rows)] = True
+        data = mask_bytes(mask)
+    out = np.zeros(words_for(n), dtype=np.uint64)
+    decode_words(data, out)
+    assert _rows_of(out) == rows
+    assert [set(b) for b in to_bitmaps(out[np.newaxis, :])] == [rows]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\x00" * 3, "shorter than a header"),
+        (b"\x01\x02\x03\x04\x00\x00\x00\x00", "unknown cookie"),
+        (BitMap(range(0, 10_000, 2)).serialize()[:-10], "truncated"),
+        (BitMap([200]).serialize(), "past the file"),
+        (BitMap([70_000]).serialize(), "exceed the file"),
+    ],
+)
+def test_bytes_that_are_not_a_bitmap_of_the_file_raise_a_clear_error(data, message):
+    with pytest.raises(IndexCorruptError, match=message):
+        decode_words(data, np.zeros(2, dtype=np.uint64))  # a file of 128 rows
+
+
+def test_full_words_set_exactly_each_files_rows():
+    counts = np.array([0, 1, 63, 64, 65, 200])
+    full = full_words(counts, words_for(200))
+    assert [_rows_of(row) for row in full] == [set(range(c)) for c in counts]
+
+
+def test_arrays_beyond_the_budget_are_not_made():
+    def never(_: int) -> bool:
+        return False
+
+    dense = DenseColumns(
+        np.array([10, 20]), never, lambda name: (np.zeros(1), memoryview(b"")), lambda: None
+    )
+    assert dense.full() is None
+    assert dense.nonnull() is None
+    assert dense.items("bitmaps") is None
+
+
+@st.composite
+def sliced_files(draw: st.DrawFn) -> tuple[list[np.ndarray], list[int]]:
+    """Per file, codes of its rows (-1: null) and its slice count m (codes < 2**m)."""
+    files, ms = [], []
+    for _ in range(draw(st.integers(1, 5))):
+        m = draw(st.integers(0, 5))
+        n = draw(st.integers(1, 150))
+        codes = draw(st.lists(st.integers(-1, (1 << m) - 1), min_size=n, max_size=n))
+        files.append(np.array(codes))
+        ms.append(m)
+    return files, ms
+
+
+def _slices(files: list[np.ndarray], ms: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    width = words_for(max(len(c) for c in files))
+    depth = max(*ms, 1)
+    slices = np.full((depth, len(files), width), ALL_SET)
+    nonnull = np.zeros((len(files), width), dtype=np.uint64)
+    for f, (codes, m) in enumerate(zip(files, ms, strict=True)):
+        nonnull[f] = _words(codes >= 0, width)
+        for i in range(m):
+            slices[i, f] = _words((codes >= 0) & ((codes >> i) & 1 == 0), width)
+    return slices, nonnull
+
+
+def _words(mask: np.ndarray, width: int) -> np.ndarray:
+    padded = np.zeros(width * 64, dtype=bool)
+    padded[: len(mask)] = mask
+    return np.packbits(padded, bitorder="little").view("<u8")
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(sliced_files(), st.data())
+def test_sliced_arithmetic_matches_the_codes(case, data):
+    files, ms = case
+    slices, nonnull = _slices(files, ms)
+    positions = np.array(
+        data.draw(st.one_of(st.just(list(range(len(files)))), st.permutations(range(len(files)))))
+    )
+    sliced = SlicedFiles(slices, positions, np.array(ms)[positions], nonnull[positions])
+    low = np.array([data.draw(st.integers(-2, (1 << m) + 1)) for m in np.array(ms)[positions]])
+    high = low + np.array([data.draw(st.integers(-1, 4)) for _ in positions])
+    checks = {
+        "at_most": (sliced.at_most(low), lambda c, a, b: c <= a),
+        "equal": (sliced.equal(low), lambda c, a, b: c == a),
+        "between": (
+            sliced.between(low[None, :], high[None, :]),
+            lambda c, a, b: (a <= c) & (c < b),
+        ),
+    }
+    for name, (words, rule) in checks.items():
+        for at, f in enumerate(positions.tolist()):
+            codes = files[f]
+            truth = set(np.flatnonzero((codes >= 0) & rule(codes, low[at], high[at])).tolist())
+            assert _rows_of(words[at]) == truth, (name, f, low[at], high[at])
+
+
+def test_union_of_items_gathers_each_files_ranges():
+    items = np.arange(1, 11, dtype=np.uint64)[:, None] << np.arange(2, dtype=np.uint64)[None, :]
+    first = np.array([0, 4, 8])
+    starts = np.array([[0, 1, 0], [3, 0, 2]])  # two ranges per file
+    ends = np.array([[2, 1, 1], [4, 0, 2]])
+    union = union_of_items(items, first, starts, ends)
+    assert union is not None
+    expected = [items[0] | items[1] | items[3], np.zeros(2, dtype=np.uint64), items[8]]
+    assert [list(r) for r in union] == [list(e) for e in expected]
