@@ -97,7 +97,7 @@ def partition_columns(
 ) -> list[PartitionColumn]:
     """The partition columns of the files at ``paths`` (relative), typed as Spark
     types them when it lists exactly these files in a session in ``time_zone``."""
-    if not paths:
+    if not any("/" in path for path in paths):  # every file at the root
         return []
     names = partition_names(paths[0])
     raw: dict[str, list[str | None]] = {name: [] for name in names}

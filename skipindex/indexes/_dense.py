@@ -18,28 +18,23 @@ import functools
 import itertools
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from pyroaring import AbstractBitMap
 
-from skipindex.errors import IndexCorruptError
+from skipindex.indexes._dense_decode import decode_many
 from skipindex.indexes._roaring import bitmap_of
 
 __all__ = [
     "ALL_SET",
     "DenseColumns",
     "cached_full_words",
-    "decode_words",
     "full_words",
     "to_bitmaps",
     "words_for",
 ]
 
 ALL_SET = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
-CHUNK_WORDS = 1024  # a Roaring container spans 65,536 rows
-ARRAY_MAX = 4096
-RUNS_COOKIE, NO_RUNS_COOKIE = 12347, 12346
 # At most this many words in one array of the walk (128 MB): larger batches keep
 # the per-file path rather than risk the memory.
 MAX_WORDS = 16 << 20
@@ -54,71 +49,6 @@ def full_words(num_rows: np.ndarray, width: int) -> np.ndarray:
     left = np.clip(num_rows.astype(np.int64)[:, None] - 64 * np.arange(width)[None, :], 0, 64)
     partial = (np.uint64(1) << np.minimum(left, 63).astype(np.uint64)) - np.uint64(1)
     return np.where(left >= 64, ALL_SET, partial)
-
-
-def decode_words(data: Any, out: np.ndarray) -> None:
-    """OR the rows of one portably serialized Roaring bitmap into ``out`` (uint64
-    words). IndexCorruptError if the bytes are not one, or hold rows past ``out``."""
-    try:
-        _decode(memoryview(data).cast("B"), out)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise IndexCorruptError(f"a stored Roaring bitmap does not decode: {exc}") from exc
-
-
-def _decode(data: memoryview, out: np.ndarray) -> None:
-    def u16(count: int, at: int) -> np.ndarray:
-        if at + 2 * count > len(data):
-            raise ValueError("truncated")
-        return np.frombuffer(data, dtype="<u2", count=count, offset=at)
-
-    if len(data) < 8:
-        raise ValueError("shorter than a header")
-    cookie = int.from_bytes(data[0:4], "little")
-    if cookie & 0xFFFF == RUNS_COOKIE:
-        size = (cookie >> 16) + 1
-        at = 4 + (size + 7) // 8
-        run_flags = np.frombuffer(data, dtype=np.uint8, count=(size + 7) // 8, offset=4)
-        is_run = np.unpackbits(run_flags, bitorder="little")[:size].astype(bool)
-        has_offsets = size >= 4
-    elif cookie == NO_RUNS_COOKIE:
-        size = int.from_bytes(data[4:8], "little")
-        at, is_run, has_offsets = 8, np.zeros(size, dtype=bool), True
-    else:
-        raise ValueError(f"unknown cookie {cookie}")
-    header = u16(2 * size, at).reshape(size, 2).astype(np.int64)
-    at += 4 * size + (4 * size if has_offsets else 0)
-    containers = zip(header[:, 0].tolist(), header[:, 1].tolist(), is_run.tolist(), strict=True)
-    for key, card, run in containers:
-        base = key * CHUNK_WORDS
-        span = min(CHUNK_WORDS, len(out) - base)
-        if span <= 0:
-            raise ValueError(f"rows from {key << 16} exceed the file's {len(out) * 64} rows")
-        if run:
-            count = int(u16(1, at)[0])
-            pairs = u16(2 * count, at + 2).reshape(count, 2).astype(np.int64)
-            at += 2 + 4 * count
-            bits = np.zeros(CHUNK_WORDS * 64 + 1, dtype=np.int8)
-            np.add.at(bits, pairs[:, 0], 1)
-            np.add.at(bits, np.minimum(pairs[:, 0] + pairs[:, 1] + 1, len(bits) - 1), -1)
-            words = _pack(np.cumsum(bits[:-1]) > 0)
-        elif card + 1 > ARRAY_MAX:
-            if at + 8 * CHUNK_WORDS > len(data):
-                raise ValueError("truncated")
-            words = np.frombuffer(data, dtype="<u8", count=CHUNK_WORDS, offset=at)
-            at += 8 * CHUNK_WORDS
-        else:
-            rows = u16(card + 1, at)
-            at += 2 * (card + 1)
-            bits_ = np.zeros(64 * max(span, (int(rows.max()) >> 6) + 1), dtype=bool)
-            bits_[rows] = True
-            words = _pack(bits_)
-        if words[span:].any():
-            raise ValueError(f"rows past the file's {len(out) * 64} rows")
-        out[base : base + span] |= words[:span]
-
-
-def _pack(bits: np.ndarray) -> np.ndarray:
-    return np.packbits(bits, bitorder="little").view("<u8")
 
 
 def to_bitmaps(words: np.ndarray) -> list[AbstractBitMap]:
@@ -194,7 +124,8 @@ class DenseColumns:
             offsets, data, valid = stored
             nulls = self._empty(len(valid))
             if nulls is not None:
-                self._decode(offsets, data, np.flatnonzero(valid), nulls)
+                at = np.flatnonzero(valid)
+                decode_many(offsets, data, at, at, nulls)
                 np.bitwise_and(full, ~nulls, out=nulls)
             return nulls
 
@@ -207,7 +138,8 @@ class DenseColumns:
             offsets, data = self._items(name)
             out = self._empty(len(offsets) - 1)
             if out is not None:
-                self._decode(offsets, data, np.arange(len(offsets) - 1), out)
+                every = np.arange(len(offsets) - 1)
+                decode_many(offsets, data, every, every, out)
             return out
 
         return self._once(name, make)
@@ -228,7 +160,7 @@ class DenseColumns:
             j = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
             items = np.repeat(starts, lengths) + j
             out[j * files + owner] = 0
-            self._decode(offsets, data, items, out, j * files + owner)
+            decode_many(offsets, data, items, j * files + owner, out)
             return out.reshape(depth, files, self.width)
 
         return self._once(f"\0slices:{name}", make)
@@ -246,18 +178,3 @@ class DenseColumns:
         if not self._reserve(rows * self.width * 8):
             return None
         return np.zeros((rows, self.width), dtype=np.uint64)
-
-    @staticmethod
-    def _decode(
-        offsets: np.ndarray,
-        data: memoryview,
-        items: np.ndarray,
-        out: np.ndarray,
-        rows: np.ndarray | None = None,
-    ) -> None:
-        """Decode ``items`` (indices into ``offsets``) into ``out[rows]`` (or ``out[items]``)."""
-        targets = (items if rows is None else rows).tolist()
-        for item, target in zip(items.tolist(), targets, strict=True):
-            a, b = int(offsets[item]), int(offsets[item + 1])
-            if b > a:
-                decode_words(data[a:b], out[target])

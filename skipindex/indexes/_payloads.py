@@ -76,6 +76,10 @@ class PayloadColumns:
             column = self._lists.setdefault(name, ListColumn(self._fields[name]))
         return column
 
+    def field(self, name: str) -> pa.Array:
+        """A field of the payload struct, one item per file."""
+        return self._fields[name]
+
     def scalars(self, name: str) -> list[Any]:
         """A scalar field as Python values, one per file (converted once)."""
         values = self._scalars.get(name)

@@ -179,10 +179,9 @@ class BitSlicedBitmapKind(BitmapKind):
     def codes(self, columns: PayloadColumns) -> Codes:
         slices = columns.lists("slices").lengths
         ranked = columns.lists("values")
-        minimums = columns.scalars("min")
-        offset = np.array([m is not None for m in minimums], dtype=bool) & ~ranked.valid
+        offset = columns.field("min").is_valid().to_numpy(zero_copy_only=False) & ~ranked.valid
         scale = self.scale()
-        unscaled = [int(floor_ceil(m, scale)[0]) if m is not None else 0 for m in minimums]
+        unscaled = _unscaled(columns, scale)
         searcher = Either(
             ~offset,
             SortedLists(ranked, self.domain),
@@ -230,6 +229,23 @@ class BitSlicedBitmapKind(BitmapKind):
             return [evaluate.at_most(b - 1) - evaluate.at_most(a - 1)]
 
         return cover(ranges, k, between, file, lambda a, b: 1)
+
+
+def _unscaled(columns: PayloadColumns, scale: int) -> list[int]:
+    """Each file's ``min`` as an integer (decimals unscaled; 0 where none). Decimals
+    that fit in 64 bits come straight from the Arrow buffer: one Python Fraction
+    per file cost seconds at 100,000 files."""
+    field = columns.field("min")
+    if pa.types.is_decimal128(field.type) and len(field):
+        raw = field.buffers()[1]
+        assert raw is not None
+        halves = np.frombuffer(raw, dtype="<i8")[2 * field.offset : 2 * (field.offset + len(field))]
+        low, high = halves[0::2], halves[1::2]
+        valid = field.is_valid().to_numpy(zero_copy_only=False)
+        if np.all((high == (low >> 63)) | ~valid):  # the high half only extends the sign
+            fitted: list[int] = np.where(valid, low, 0).tolist()
+            return fitted
+    return [int(floor_ceil(m, scale)[0]) if m is not None else 0 for m in columns.scalars("min")]
 
 
 class RangeEval:

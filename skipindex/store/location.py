@@ -7,6 +7,7 @@ users keep the scheme they wrote (``s3a://`` included, which pyarrow spells
 
 from __future__ import annotations
 
+import operator
 import os
 import posixpath
 import re
@@ -99,20 +100,19 @@ class TableLocation:
         ignored: list[str] = []
         entries = _local_entries if isinstance(self.fs, pafs.LocalFileSystem) else self._entries
         pending = [self.root]
+        skip = len(self.root) + 1
         while pending:  # breadth-first, never descending into hidden folders
             folder = pending.pop()
             for path, name, size, mtime_ns in entries(folder):
-                if is_hidden(name):
+                if (name[0] in "_." and is_hidden(name)) or name.endswith("._COPYING_"):
                     continue
                 if size < 0:
                     pending.append(path)
-                    continue
-                relative = path[len(self.root) + 1 :]
-                if _NOT_PARQUET.search(name):
-                    ignored.append(relative)
+                elif "." in name and _NOT_PARQUET.search(name):
+                    ignored.append(path[skip:])
                 else:
-                    found.append(DataFile(relative, size, mtime_ns // 1_000_000))
-        found.sort(key=lambda f: f.path)
+                    found.append(DataFile(path[skip:], size, mtime_ns // 1_000_000))
+        found.sort(key=_path_of)
         return found, sorted(ignored)
 
     def _entries(self, folder: str) -> Iterator[tuple[str, str, int, int]]:
@@ -124,6 +124,9 @@ class TableLocation:
                 yield entry.path, entry.base_name, int(entry.size), int(entry.mtime_ns)
 
 
+_path_of = operator.attrgetter("path")
+
+
 def _local_entries(folder: str) -> Iterator[tuple[str, str, int, int]]:
     """:meth:`TableLocation._entries` on a local disk with ``os.scandir``: the same
     stat calls as pyarrow's listing, without building a FileInfo per file (at
@@ -132,10 +135,10 @@ def _local_entries(folder: str) -> Iterator[tuple[str, str, int, int]]:
         for entry in scan:
             try:
                 if entry.is_dir():
-                    yield f"{folder}/{entry.name}", entry.name, -1, 0
+                    yield entry.path, entry.name, -1, 0
                 elif entry.is_file():
                     stat = entry.stat()
-                    yield f"{folder}/{entry.name}", entry.name, stat.st_size, stat.st_mtime_ns
+                    yield entry.path, entry.name, stat.st_size, stat.st_mtime_ns
             except FileNotFoundError:  # deleted while listing: as if never there
                 continue
 

@@ -10,14 +10,8 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from skipindex.errors import IndexCorruptError
-from skipindex.indexes._dense import (
-    ALL_SET,
-    DenseColumns,
-    decode_words,
-    full_words,
-    to_bitmaps,
-    words_for,
-)
+from skipindex.indexes._dense import ALL_SET, DenseColumns, full_words, to_bitmaps, words_for
+from skipindex.indexes._dense_decode import decode_many, decode_words
 from skipindex.indexes._dense_ops import SlicedFiles, union_of_items
 from skipindex.indexes._roaring import mask_bytes, to_bytes
 from tests._support import examples
@@ -47,19 +41,54 @@ def row_sets(draw: st.DrawFn) -> tuple[int, set[int]]:
 @given(row_sets(), st.sampled_from(["runs", "no-runs", "mask"]))
 def test_decoding_gives_every_stored_row_and_no_other(case, writer):
     n, rows = case
-    bitmap = BitMap(sorted(rows))
-    if writer == "runs":
-        data = to_bytes(bitmap)  # run containers where smaller (cookie 12347)
-    elif writer == "no-runs":
-        data = bitmap.serialize()  # cookie 12346
-    else:
-        mask = np.zeros(n, dtype=bool)
-        mask[sorted(rows)] = True
-        data = mask_bytes(mask)
+    data = _serialized(n, rows, writer)
     out = np.zeros(words_for(n), dtype=np.uint64)
     decode_words(data, out)
     assert _rows_of(out) == rows
     assert [set(b) for b in to_bitmaps(out[np.newaxis, :])] == [rows]
+
+
+def _serialized(n: int, rows: set[int], writer: str) -> bytes:
+    bitmap = BitMap(sorted(rows))
+    if writer == "runs":
+        return to_bytes(bitmap)  # run containers where smaller (cookie 12347)
+    if writer == "no-runs":
+        return bitmap.serialize()  # cookie 12346
+    mask = np.zeros(n, dtype=bool)
+    mask[sorted(rows)] = True
+    return mask_bytes(mask)
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(st.tuples(row_sets(), st.sampled_from(["runs", "no-runs", "mask"])), max_size=6),
+    st.randoms(use_true_random=False),
+)
+def test_decoding_many_at_once_equals_one_at_a_time(cases, random):
+    """The vectorised path (one-container bitmaps) and the per-item fallback
+    (several containers) together: into shuffled target rows of one array."""
+    blobs = [_serialized(n, rows, writer) for (n, rows), writer in cases]
+    width = words_for(max([n for (n, _), _ in cases], default=1))
+    offsets = np.cumsum([0, *map(len, blobs)])
+    targets = np.array(random.sample(range(len(blobs) + 3), len(blobs)), dtype=np.int64)
+    out = np.zeros((len(blobs) + 3, width), dtype=np.uint64)
+    decode_many(offsets, memoryview(b"".join(blobs)), np.arange(len(blobs)), targets, out)
+    for ((_, rows), _), target in zip(cases, targets.tolist(), strict=True):
+        assert _rows_of(out[target]) == rows
+    assert not out[np.setdiff1d(np.arange(len(out)), targets)].any()
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [b"", BitMap([1, 2]).serialize()[:-1], BitMap([500]).serialize(), b"\x00" * 16],
+)
+def test_decoding_many_raises_on_the_one_bad_item(bad):
+    good = BitMap([3, 4]).serialize()
+    blobs = [good, bad, good]
+    offsets = np.cumsum([0, *map(len, blobs)])
+    out = np.zeros((3, 2), dtype=np.uint64)  # files of 128 rows
+    with pytest.raises(IndexCorruptError):
+        decode_many(offsets, memoryview(b"".join(blobs)), np.arange(3), np.arange(3), out)
 
 
 @pytest.mark.parametrize(
