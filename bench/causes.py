@@ -67,13 +67,10 @@ CAUSES: dict[str, str] = {
         "runs, the manifest commit), about 0.5 s here."
     ),
     "scale-warm-3-condition bitmaps": (
-        "Met since 2026-11-23 (1233 -> 509-526 ms at 10k files). Each leaf's literals map to "
-        "code ranges for all files in a few numpy passes; files with no selected code or with "
-        "every code selected are decided without a bitmap; stored bitmaps are decoded once "
-        "per process (frozen, kept with the batch across prunes); bit-sliced `=` is one pass. "
-        "What is left is about 30 us of Python per file for the three leaves (a bitmap "
-        "operation costs ~1 us in pyroaring, the rest is call overhead); a vectorised "
-        "evaluation over dense per-file bitsets would remove most of it."
+        "Met. Since 2026-11-24 bitmaps are combined across files as 64-bit words "
+        "(skipindex/_dense_walk.py): 449 -> 84-97 ms at 10k files. What is left at 10k "
+        "is listing (a stat() per file) and the fixed cost of binding and reading the "
+        "manifest; at 100k files listing is ~0.6 s of a ~0.9 s prune."
     ),
     "scale-warm-min-max": (
         "Profiled 2026-11-23: of a 100-106 ms warm prune over 10k files, listing takes "
@@ -96,13 +93,12 @@ CAUSES: dict[str, str] = {
         "the other core is busy); the Bloom probes themselves are vectorised over files."
     ),
     "scale-large-3-condition": (
-        "Profiled 2026-11-23 (1,000 files of 60k rows, warm): what is left is pyroaring "
-        "arithmetic on 60k-row bitset containers. A bit-sliced `<=` is m = 6-18 operations "
-        "of ~1.6 us each (allocation plus 1,024 words), so `l_partkey BETWEEN` (bound as "
-        "two leaves) costs ~60 us per file before the other conditions, and the 3-condition "
-        "predicate ~130 us per file. Decoding (now once per process), literal conversion and "
-        "per-file Python were cut: Q4 356 -> 234 ms, the 3 equalities 244 -> 142 ms at this "
-        "size. Reaching 50 ms needs the bitmap algebra vectorised across files (dense per-file "
-        "bitsets as 2-D numpy arrays, RangeEval as np.where over files), which was not done."
+        "Profiled 2026-11-24 (1,000 files of 60k rows, warm, words across files): about "
+        "41 ms, of which listing 1,000 files is ~8 ms, the three leaves ~20 ms (each "
+        "bit-sliced slice is one numpy AND over 7.5 MB: the 1,000 files' words for it) and "
+        "turning the ~15 surviving rows per file back into Roaring bitmaps for row groups "
+        "~10 ms. It flips with load on the other core: the leaves are memory-bound. Before "
+        "(per-file pyroaring calls, ~130 us per file): 98-142 ms. Q4 (`l_partkey BETWEEN`, "
+        "two RangeEval passes over 18 slices) is ~85 ms."
     ),
 }

@@ -25,7 +25,7 @@ CHUNK_WORDS = 1024  # a Roaring container spans 65,536 rows
 ARRAY_MAX = 4096
 RUNS_COOKIE, NO_RUNS_COOKIE = 12347, 12346
 GATHER_BYTES = 64 << 20  # bitset containers copied per numpy pass
-ROWS_PER_PASS = 1 << 22  # rows of array and run containers set per numpy pass
+ROWS_PER_PASS = 1 << 18  # rows of array and run containers set per numpy pass
 
 
 def decode_words(data: Any, out: np.ndarray) -> None:
