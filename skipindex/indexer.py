@@ -10,6 +10,7 @@ Parquet at all, get a null payload, which prune answers with "might match".
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Iterator, Sequence
@@ -110,10 +111,15 @@ def _index_file(
     }
     columns = list(dict.fromkeys(k.column for k in kinds))
     wanted = [(split_name(c), field_at(job.schema, c).type) for c in columns]
+    values_only = [
+        split_name(c) for c in columns if all(k.values_only for k in kinds if k.column == c)
+    ]
+    source = location.fs_path(data_file.path)
     try:
-        parquet = open_file(location.fs_path(data_file.path), filesystem=location.fs)
+        parquet = open_file(source, filesystem=location.fs)
         metadata = parquet.metadata
-        arrays, bytes_read = read_columns(parquet, wanted, job.view)
+        reopen = functools.partial(open_file, source, location.fs)
+        arrays, bytes_read = read_columns(parquet, wanted, job.view, values_only, reopen)
     except (pa.ArrowException, OSError) as exc:
         row["error"] = f"not a readable Parquet file: {exc}"
         return row, [None] * len(kinds), 0

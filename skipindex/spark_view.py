@@ -24,7 +24,7 @@ and column, which prune answers with "might match".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -123,9 +123,18 @@ def read_columns(
     parquet: pq.ParquetFile,
     wanted: Sequence[tuple[ColumnPath, pa.DataType]],
     view: SparkView,
+    value_sets: Collection[ColumnPath] = (),
+    reopen: Callable[..., pq.ParquetFile] | None = None,
 ) -> tuple[dict[ColumnPath, pa.Array | str], int]:
     """Each wanted column (a path and the table's type for it) as Spark reads it
-    from this file, or the reason it cannot be indexed here; and the bytes read."""
+    from this file, or the reason it cannot be indexed here; and the bytes read.
+
+    For ``value_sets``, whose kinds only need the distinct values and the null
+    count (min-max, Bloom), a top-level string or binary column is read as a
+    dictionary (``reopen(read_dictionary=..., metadata=...)`` opens the file so)
+    and stands in as its dictionaries' values plus its nulls: every value the
+    rows hold, maybe a few more (which only widens min-max or adds Bloom false
+    positives), without decoding a string per row."""
     int96 = _int96_columns(parquet)
     schema = file_schema(parquet, int96)
     num_rows = parquet.metadata.num_rows
@@ -138,9 +147,26 @@ def read_columns(
             continue
         found[path] = resolved[0] if resolved else ()
     tops = sorted({where[0] for where in found.values() if not isinstance(where, str) and where})
+    as_sets = {
+        spelled[0]
+        for path in value_sets
+        if not isinstance(spelled := found.get(path, ""), str)
+        and len(spelled) == 1
+        and _is_bytes(schema.field(spelled[0]).type)
+    }
+    if as_sets and reopen is not None:
+        parquet = reopen(read_dictionary=sorted(as_sets), metadata=parquet.metadata)
     table = None
-    if tops:  # read, then type as Spark does (INT96 as zoned micros, no dictionaries)
-        table = parquet.read(columns=tops).cast(pa.schema([schema.field(n) for n in tops]))
+    if tops:  # read, then type as Spark does (INT96 as zoned micros)
+        table = parquet.read(columns=tops)
+        table = table.cast(
+            pa.schema(
+                [
+                    f if pa.types.is_dictionary(f.type) else schema.field(f.name)
+                    for f in table.schema
+                ]
+            )
+        )
     rebase = _Rebase(parquet, view, int96)
     out: dict[ColumnPath, pa.Array | str] = {}
     for path, table_type in wanted:
@@ -151,9 +177,18 @@ def read_columns(
             out[path] = pa.nulls(num_rows, normalise_type(table_type))  # what Spark reads
         else:
             assert table is not None
-            array = rebase.apply(_extract(table, spelled), spelled[0])
+            array = rebase.apply(_extract(table, spelled, path in value_sets), spelled[0])
             out[path] = array if isinstance(array, str) else _as_table_type(array, table_type, path)
     return out, int(table.nbytes) if table is not None else 0
+
+
+def _is_bytes(arrow_type: pa.DataType) -> bool:
+    return bool(
+        pa.types.is_string(arrow_type)
+        or pa.types.is_large_string(arrow_type)
+        or pa.types.is_binary(arrow_type)
+        or pa.types.is_large_binary(arrow_type)
+    )
 
 
 def spark_columns(
@@ -221,9 +256,18 @@ def reads_as(file_type: pa.DataType, target: pa.DataType) -> bool:
     return (file_type, target) in widened
 
 
-def _extract(table: pa.Table, spelled: ColumnPath) -> pa.Array:
-    """The column at a path; a NULL struct makes its fields NULL (as in Spark)."""
-    array: pa.Array = table.column(spelled[0]).combine_chunks()
+def _extract(table: pa.Table, spelled: ColumnPath, value_set: bool = False) -> pa.Array:
+    """The column at a path; a NULL struct makes its fields NULL (as in Spark). A
+    dictionary column is decoded, or with ``value_set`` stands in as its
+    dictionaries' values followed by its nulls (see :func:`read_columns`)."""
+    column = table.column(spelled[0])
+    if pa.types.is_dictionary(column.type):
+        value_type = column.type.value_type
+        if value_set and all(c.dictionary.null_count == 0 for c in column.chunks):
+            nulls = pa.nulls(column.null_count, value_type)  # indices are the only nulls
+            return pa.concat_arrays([*(c.dictionary for c in column.chunks), nulls])
+        column = column.cast(value_type)
+    array: pa.Array = column.combine_chunks()
     for name in spelled[1:]:
         struct_type = array.type
         index = struct_type.get_field_index(name)

@@ -107,6 +107,11 @@ class IndexKind(ABC):
     spec: ClassVar[type[IndexSpec]]
     row_level: ClassVar[bool]
     domains: ClassVar[frozenset[Domain]] = frozenset(Domain)
+    # True when build() of a string or binary column depends only on its distinct
+    # non-null values and its null count (a superset of the values only makes the
+    # index less selective): such a kind may be given a column's dictionary
+    # values and its nulls instead of its rows (see spark_view.read_columns).
+    values_only: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -87,6 +87,7 @@ class Bloom(IndexSpec):
 
 class BloomKind(FileLevelKind):
     spec = Bloom
+    values_only = True
     domains = frozenset(Domain) - {Domain.BOOLEAN}
     # Longer IN lists are not worth hashing and probing: the kind declines them.
     max_in_values: ClassVar[int] = 4096

@@ -39,6 +39,7 @@ class MinMax(IndexSpec):
 
 class MinMaxKind(FileLevelKind):
     spec = MinMax
+    values_only = True
 
     def _bound_type(self) -> pa.DataType:
         if self.domain in (Domain.STRING, Domain.BINARY):

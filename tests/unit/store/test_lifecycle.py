@@ -346,9 +346,9 @@ def test_adding_an_index_reads_only_its_columns(tmp_path: Path, monkeypatch: pyt
     read: list[list[str]] = []
     original = indexer.read_columns
 
-    def spy(parquet: Any, wanted: Any, view: Any) -> Any:
+    def spy(parquet: Any, wanted: Any, view: Any, *more: Any) -> Any:
         read.append([path[0] for path, _ in wanted])
-        return original(parquet, wanted, view)
+        return original(parquet, wanted, view, *more)
 
     monkeypatch.setattr(indexer, "read_columns", spy)
     report = build_with(root, [si.Bloom("key")], InProcessRunner())
