@@ -22,7 +22,7 @@ from skipindex.expressions.nodes import (
     children_of,
 )
 from skipindex.expressions.visitors import fold
-from skipindex.indexes._dense import MAX_WORDS, cached_full_words, to_bitmaps, words_for
+from skipindex.indexes._dense import MAX_WORDS, shared_full_words, to_bitmaps, words_for
 
 if TYPE_CHECKING:
     from pyroaring import AbstractBitMap
@@ -46,7 +46,7 @@ def dense_row_sets(
     width = words_for(int(run.num_rows.max(initial=0)))
     if len(positions) * width > MAX_WORDS:
         return None
-    full = cached_full_words(run.num_rows[positions], width)
+    full = shared_full_words(run.num_rows[positions], width)
     ruled_out: list[tuple[BoundPredicate, str, int]] = []
 
     def leaf_words(leaf: BoundPredicate) -> np.ndarray:

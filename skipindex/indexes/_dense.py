@@ -14,7 +14,6 @@ per-file Roaring path (:mod:`skipindex.evaluate`), which needs no such arrays.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from collections.abc import Callable
@@ -28,8 +27,8 @@ from skipindex.indexes._roaring import bitmap_of
 __all__ = [
     "ALL_SET",
     "DenseColumns",
-    "cached_full_words",
     "full_words",
+    "shared_full_words",
     "to_bitmaps",
     "words_for",
 ]
@@ -72,16 +71,16 @@ def to_bitmaps(words: np.ndarray) -> list[AbstractBitMap]:
     return out
 
 
-@functools.lru_cache(maxsize=4)
-def _full_of(num_rows: bytes, width: int) -> np.ndarray:
-    out = full_words(np.frombuffer(num_rows, dtype=np.int64), width)
+def shared_full_words(num_rows: np.ndarray, width: int) -> np.ndarray:
+    """:func:`full_words`, read-only, made once per distinct row count: files of
+    one size share a single row (a broadcast view, no copy)."""
+    counts, which = np.unique(num_rows, return_inverse=True)
+    distinct = full_words(counts, width)
+    if len(counts) == 1:
+        return np.broadcast_to(distinct[0], (len(num_rows), width))
+    out = distinct[which.reshape(-1)]
     out.flags.writeable = False
     return out
-
-
-def cached_full_words(num_rows: np.ndarray, width: int) -> np.ndarray:
-    """:func:`full_words`, read-only and kept for the last few file sets."""
-    return _full_of(np.ascontiguousarray(num_rows, dtype=np.int64).tobytes(), width)
 
 
 class DenseColumns:

@@ -10,7 +10,14 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from skipindex.errors import IndexCorruptError
-from skipindex.indexes._dense import ALL_SET, DenseColumns, full_words, to_bitmaps, words_for
+from skipindex.indexes._dense import (
+    ALL_SET,
+    DenseColumns,
+    full_words,
+    shared_full_words,
+    to_bitmaps,
+    words_for,
+)
 from skipindex.indexes._dense_decode import decode_many, decode_words
 from skipindex.indexes._dense_ops import SlicedFiles, union_of_items
 from skipindex.indexes._roaring import mask_bytes, to_bytes
@@ -110,6 +117,10 @@ def test_full_words_set_exactly_each_files_rows():
     counts = np.array([0, 1, 63, 64, 65, 200])
     full = full_words(counts, words_for(200))
     assert [_rows_of(row) for row in full] == [set(range(c)) for c in counts]
+    for shared_counts in (counts[::-1], np.array([65, 65, 65])):
+        shared = shared_full_words(shared_counts, 4)
+        assert not shared.flags.writeable
+        assert np.array_equal(shared, full_words(shared_counts, 4))
 
 
 def test_arrays_beyond_the_budget_are_not_made():
