@@ -55,19 +55,24 @@ def mask_bytes(mask: np.ndarray) -> bytes:
     """The portable serialization of the rows where ``mask`` is True, written
     straight from numpy: the same bytes ``to_bytes`` makes, without building a
     pyroaring bitmap (that took a quarter of a bitmap build). Where a run
-    container would be smaller (sorted data), pyroaring writes it instead."""
+    container would be smaller (sorted data), pyroaring writes it instead.
+
+    Works on the packed words: a container's cardinality and its number of runs
+    (rows set whose previous row is not) are popcounts of 1,024 words, a fifth
+    of the cost of comparing 65,536 booleans."""
     n = len(mask)
     chunks = max(-(-n // CHUNK), 1)
-    if n == chunks * CHUNK:
-        blocks = mask.reshape(chunks, CHUNK)
-    else:
-        padded = np.zeros(chunks * CHUNK, dtype=bool)
-        padded[:n] = mask
-        blocks = padded.reshape(chunks, CHUNK)
-    cards = np.count_nonzero(blocks, axis=1)
-    changes = np.count_nonzero(blocks[:, 1:] ^ blocks[:, :-1], axis=1)
-    edges = changes + blocks[:, 0] + blocks[:, -1]  # twice the number of runs
-    run_bytes = 2 + 2 * edges  # a run container: a count, then (start, length) pairs
+    words = np.zeros(chunks * (CHUNK // 64), dtype="<u8")
+    packed = np.packbits(mask, bitorder="little")
+    words.view(np.uint8)[: len(packed)] = packed
+    blocks = words.reshape(chunks, CHUNK // 64)
+    cards = np.bitwise_count(blocks).sum(axis=1, dtype=np.int64)
+    carry = np.zeros_like(words)  # each word's previous row: the top bit of the word before
+    carry[1:] = words[:-1] >> np.uint64(63)
+    carry.reshape(chunks, -1)[:, 0] = 0  # a container's first row starts a run if set
+    starts = words & ~((words << np.uint64(1)) | carry)
+    runs = np.bitwise_count(starts.reshape(chunks, -1)).sum(axis=1, dtype=np.int64)
+    run_bytes = 2 + 4 * runs  # a run container: a count, then (start, length) pairs
     plain = np.where(cards <= ARRAY_MAX, 2 * cards, CHUNK // 8)
     used = np.flatnonzero(cards)
     if np.any(run_bytes[used] < plain[used]):
@@ -81,9 +86,9 @@ def mask_bytes(mask: np.ndarray) -> bytes:
     parts = [np.array([NO_RUNS_COOKIE, len(used)], dtype="<u4").tobytes()]
     parts += [header.tobytes(), offsets.astype("<u4").tobytes()]
     for key in used.tolist():
-        block = blocks[key]
         if cards[key] <= ARRAY_MAX:
-            parts.append(np.flatnonzero(block).astype("<u2").tobytes())
+            rows = np.flatnonzero(mask[key * CHUNK : (key + 1) * CHUNK])
+            parts.append(rows.astype("<u2").tobytes())
         else:
-            parts.append(np.packbits(block, bitorder="little").tobytes())
+            parts.append(blocks[key].tobytes())
     return b"".join(parts)
