@@ -32,18 +32,16 @@ CAUSES: dict[str, str] = {
         "once. On the 0.6-0.8 s SF1 scans that leaves 1-2% for prune."
     ),
     "build-light": (
-        "Profiled 2026-11-23 (in-process build of 10 SF1 files, 0.42 s against a 0.11-0.14 s "
-        "read of the 11 columns): the column read is 0.12 s, pyarrow compute 0.12 s "
-        "(`pc.min_max` on strings cast to binary, 1.3-1.5 ms per 60k-row column; `pc.unique` "
-        "before Bloom hashing, which sizes the filter by the distinct count), the SBBF bitset "
-        "0.10 s (a bool scatter over up to 8 bits per byte of filter, then packbits) and "
-        "XXH64 in numpy. What would still pay, each timed on its own: read string columns "
-        "with `read_dictionary=` (the 4 string columns of 10 files in 20 ms instead of 49 ms) "
-        "and take min/max and Bloom hashes from the dictionary (0.16 ms instead of ~5.6 ms); "
-        "it was not done because every Spark-view step of the read (casts, INT96 and calendar "
-        "rebasing, nested extraction) would have to accept dictionary arrays too. Min-max "
-        "from Parquet footer statistics would be nearly free but is not what Spark reads for "
-        "INT96, rebased dates or truncated strings, so it is not used."
+        "In-process only (one core, against a multi-threaded pyarrow read); the Spark "
+        "build against a Spark scan, the issue's baseline, meets 1.5x (see the Spark rows). "
+        "Profiled 2026-11-23 (10 SF1 files): since string columns indexed only by min-max "
+        "or Bloom are read as dictionaries and stand in as their dictionary values plus "
+        "nulls (4 string columns: 4.2 -> 0.4 ms per file to read, `pc.min_max` 1.1 -> "
+        "0.02 ms per column), the build is 0.30 s under the profiler (0.355 s before) "
+        "against a 0.11-0.14 s read: the read of the 7 numeric columns, `pc.unique` before "
+        "Bloom hashing, XXH64 in numpy and the SBBF bitset remain. Min-max from Parquet "
+        "footer statistics would be nearly free but is not what Spark reads for INT96, "
+        "rebased dates or truncated strings, so it is not used."
     ),
     "build-all": (
         "Profiled 2026-11-23 (in-process build of 10 SF1 files, 1.43-1.60 s). Done since the "
@@ -67,7 +65,7 @@ CAUSES: dict[str, str] = {
         "runs, the manifest commit), about 0.5 s here."
     ),
     "scale-warm-3-condition bitmaps": (
-        "Met. Since 2026-11-24 bitmaps are combined across files as 64-bit words "
+        "Met. Since 2026-11-23 bitmaps are combined across files as 64-bit words "
         "(skipindex/_dense_walk.py): 449 -> 84-97 ms at 10k files. What is left at 10k "
         "is listing (a stat() per file) and the fixed cost of binding and reading the "
         "manifest; at 100k files listing is ~0.6 s of a ~0.9 s prune."
@@ -93,7 +91,7 @@ CAUSES: dict[str, str] = {
         "the other core is busy); the Bloom probes themselves are vectorised over files."
     ),
     "scale-large-3-condition": (
-        "Profiled 2026-11-24 (1,000 files of 60k rows, warm, words across files): about "
+        "Profiled 2026-11-23 (1,000 files of 60k rows, warm, words across files): about "
         "41 ms, of which listing 1,000 files is ~8 ms, the three leaves ~20 ms (each "
         "bit-sliced slice is one numpy AND over 7.5 MB: the 1,000 files' words for it) and "
         "turning the ~15 surviving rows per file back into Roaring bitmaps for row groups "

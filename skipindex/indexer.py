@@ -23,7 +23,7 @@ from skipindex._types import to_physical
 from skipindex.column_paths import field_at, split_name
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexKind
-from skipindex.spark_view import SparkView, open_file, read_columns
+from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, SegmentRef
 from skipindex.store.segments import segment_table, write_segment
@@ -111,23 +111,26 @@ def _index_file(
     }
     columns = list(dict.fromkeys(k.column for k in kinds))
     wanted = [(split_name(c), field_at(job.schema, c).type) for c in columns]
-    values_only = [
-        split_name(c) for c in columns if all(k.values_only for k in kinds if k.column == c)
+    dictionaries = [
+        split_name(c)
+        for c in columns
+        if all(k.values_only or k.dictionary_rows for k in kinds if k.column == c)
     ]
     source = location.fs_path(data_file.path)
     try:
         parquet = open_file(source, filesystem=location.fs)
         metadata = parquet.metadata
         reopen = functools.partial(open_file, source, location.fs)
-        arrays, bytes_read = read_columns(parquet, wanted, job.view, values_only, reopen)
+        arrays, bytes_read = read_columns(parquet, wanted, job.view, dictionaries, reopen)
     except (pa.ArrowException, OSError) as exc:
         row["error"] = f"not a readable Parquet file: {exc}"
         return row, [None] * len(kinds), 0
     row["num_rows"] = metadata.num_rows
     row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     # Each column in physical form once, shared by its kinds; a str says why not.
+    # Dictionary columns (strings) are already physical.
     physical = {
-        column: value if isinstance(value, str) else to_physical(value)
+        column: value if isinstance(value, str | pa.DictionaryArray) else to_physical(value)
         for column, value in zip(columns, arrays.values(), strict=True)
     }
     notes: list[str] = []
@@ -137,7 +140,9 @@ def _index_file(
         if isinstance(column, str):
             notes.append(column)
             payloads.append(None)
+        elif kind.values_only:
+            payloads.append(kind.build(value_set(column)))
         else:
-            payloads.append(kind.build(column))
+            payloads.append(kind.build(column if kind.dictionary_rows else rows_of(column)))
     row["error"] = "; ".join(dict.fromkeys(notes)) or None
     return row, payloads, bytes_read

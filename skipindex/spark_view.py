@@ -123,18 +123,16 @@ def read_columns(
     parquet: pq.ParquetFile,
     wanted: Sequence[tuple[ColumnPath, pa.DataType]],
     view: SparkView,
-    value_sets: Collection[ColumnPath] = (),
+    dictionaries: Collection[ColumnPath] = (),
     reopen: Callable[..., pq.ParquetFile] | None = None,
 ) -> tuple[dict[ColumnPath, pa.Array | str], int]:
     """Each wanted column (a path and the table's type for it) as Spark reads it
     from this file, or the reason it cannot be indexed here; and the bytes read.
 
-    For ``value_sets``, whose kinds only need the distinct values and the null
-    count (min-max, Bloom), a top-level string or binary column is read as a
-    dictionary (``reopen(read_dictionary=..., metadata=...)`` opens the file so)
-    and stands in as its dictionaries' values plus its nulls: every value the
-    rows hold, maybe a few more (which only widens min-max or adds Bloom false
-    positives), without decoding a string per row."""
+    Of ``dictionaries``, whose kinds all take dictionary-encoded rows or value
+    sets (see :func:`value_set`), a top-level string or binary column is read as
+    one DictionaryArray (``reopen(read_dictionary=..., metadata=...)`` opens the
+    file so): no string decoded per row."""
     int96 = _int96_columns(parquet)
     schema = file_schema(parquet, int96)
     num_rows = parquet.metadata.num_rows
@@ -147,15 +145,15 @@ def read_columns(
             continue
         found[path] = resolved[0] if resolved else ()
     tops = sorted({where[0] for where in found.values() if not isinstance(where, str) and where})
-    as_sets = {
+    as_dictionaries = {
         spelled[0]
-        for path in value_sets
+        for path in dictionaries
         if not isinstance(spelled := found.get(path, ""), str)
         and len(spelled) == 1
         and _is_bytes(schema.field(spelled[0]).type)
     }
-    if as_sets and reopen is not None:
-        parquet = reopen(read_dictionary=sorted(as_sets), metadata=parquet.metadata)
+    if as_dictionaries and reopen is not None:
+        parquet = reopen(read_dictionary=sorted(as_dictionaries), metadata=parquet.metadata)
     table = None
     if tops:  # read, then type as Spark does (INT96 as zoned micros)
         table = parquet.read(columns=tops)
@@ -177,7 +175,7 @@ def read_columns(
             out[path] = pa.nulls(num_rows, normalise_type(table_type))  # what Spark reads
         else:
             assert table is not None
-            array = rebase.apply(_extract(table, spelled, path in value_sets), spelled[0])
+            array = rebase.apply(_extract(table, spelled, path in dictionaries), spelled[0])
             out[path] = array if isinstance(array, str) else _as_table_type(array, table_type, path)
     return out, int(table.nbytes) if table is not None else 0
 
@@ -256,17 +254,16 @@ def reads_as(file_type: pa.DataType, target: pa.DataType) -> bool:
     return (file_type, target) in widened
 
 
-def _extract(table: pa.Table, spelled: ColumnPath, value_set: bool = False) -> pa.Array:
+def _extract(table: pa.Table, spelled: ColumnPath, dictionary: bool = False) -> pa.Array:
     """The column at a path; a NULL struct makes its fields NULL (as in Spark). A
-    dictionary column is decoded, or with ``value_set`` stands in as its
-    dictionaries' values followed by its nulls (see :func:`read_columns`)."""
+    dictionary column stays one (its row groups' dictionaries unified) where
+    ``dictionary`` allows and only its indices are null; else it is decoded."""
     column = table.column(spelled[0])
     if pa.types.is_dictionary(column.type):
-        value_type = column.type.value_type
-        if value_set and all(c.dictionary.null_count == 0 for c in column.chunks):
-            nulls = pa.nulls(column.null_count, value_type)  # indices are the only nulls
-            return pa.concat_arrays([*(c.dictionary for c in column.chunks), nulls])
-        column = column.cast(value_type)
+        if dictionary and all(c.dictionary.null_count == 0 for c in column.chunks):
+            unified: pa.Array = column.unify_dictionaries().combine_chunks()
+            return unified
+        column = column.cast(column.type.value_type)
     array: pa.Array = column.combine_chunks()
     for name in spelled[1:]:
         struct_type = array.type
@@ -275,7 +272,30 @@ def _extract(table: pa.Table, spelled: ColumnPath, value_set: bool = False) -> p
     return array
 
 
+def value_set(column: pa.Array) -> pa.Array:
+    """What a kind that needs only distinct values and the null count is given
+    for a dictionary column: its dictionary's values, then its nulls. Every
+    value the rows hold, maybe a few more (which only widens min-max or adds
+    Bloom false positives). Any other column is returned as it is."""
+    if not isinstance(column, pa.DictionaryArray):
+        return column
+    nulls = pa.nulls(column.null_count, column.dictionary.type)  # the indices' nulls
+    return pa.concat_arrays([column.dictionary, nulls])
+
+
+def rows_of(column: pa.Array) -> pa.Array:
+    """A column with one value per row (a dictionary column decoded)."""
+    if isinstance(column, pa.DictionaryArray):
+        return column.cast(column.dictionary.type)
+    return column
+
+
 def _as_table_type(array: pa.Array, table_type: pa.DataType, path: ColumnPath) -> pa.Array | str:
+    if isinstance(array, pa.DictionaryArray):  # the table's type for its values
+        values = _as_table_type(array.dictionary, table_type, path)
+        if isinstance(values, str):
+            return values
+        return pa.DictionaryArray.from_arrays(array.indices, values)
     if array.type == table_type:
         return array
     differ = (

@@ -203,6 +203,7 @@ class BucketedBitmapKind(BitmapKind):
 
     highs_field: ClassVar[str]
     extra_fields: ClassVar[tuple[tuple[str, pa.DataType], ...]] = ()
+    dictionary_rows = True  # strings are ranked through a dictionary anyway
 
     @abstractmethod
     def bucket_limit(self) -> int:

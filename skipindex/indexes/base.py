@@ -112,6 +112,9 @@ class IndexKind(ABC):
     # index less selective): such a kind may be given a column's dictionary
     # values and its nulls instead of its rows (see spark_view.read_columns).
     values_only: ClassVar[bool] = False
+    # True when build() takes a string or binary column as a DictionaryArray (one
+    # index per row into a dictionary that may hold values no row has).
+    dictionary_rows: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

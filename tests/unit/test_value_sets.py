@@ -1,7 +1,9 @@
-"""String columns read as dictionaries for min-max and Bloom (spark_view.read_columns
-``value_sets``): the payloads must cover every row's value exactly as a plain
-read does, whatever the file's encoding (dictionary per row group, plain pages
-after a dictionary fallback, no dictionary), with NULLs and other-case names."""
+"""String columns read as dictionaries (spark_view.read_columns ``dictionaries``):
+min-max and Bloom get the dictionary's values plus the nulls (``value_set``),
+equality and range bitmaps the dictionary-encoded rows. Their payloads must
+cover every row's value as a plain read does (the bitmaps: be identical),
+whatever the file's encoding (a dictionary per row group, plain pages after a
+dictionary fallback, no dictionary), with NULLs and an other-case name."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.indexes import KINDS
-from skipindex.spark_view import SparkView, open_file, read_columns
+from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
 from tests._support import examples
 
 ENCODINGS = {
@@ -25,6 +27,18 @@ ENCODINGS = {
 }
 
 
+def _read_both(path: Path, column_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    wanted = [(("name",), column_type)]  # the table spells it in lower case
+    parquet = open_file(str(path))
+    plain, _ = read_columns(parquet, wanted, SparkView())
+    reopen = functools.partial(open_file, str(path), None)
+    encoded, _ = read_columns(parquet, wanted, SparkView(), [("name",)], reopen)
+    rows, dictionary = plain[("name",)], encoded[("name",)]
+    assert isinstance(rows, pa.Array)
+    assert isinstance(dictionary, pa.DictionaryArray)
+    return rows, dictionary
+
+
 @settings(max_examples=examples(60), deadline=None)
 @given(
     values=st.lists(st.one_of(st.none(), st.text(max_size=6)), max_size=60),
@@ -32,47 +46,59 @@ ENCODINGS = {
     encoding=st.sampled_from(sorted(ENCODINGS)),
     binary=st.booleans(),
 )
-def test_value_sets_cover_exactly_the_values_a_plain_read_gives(
+def test_dictionary_reads_give_the_kinds_what_a_plain_read_does(
     tmp_path_factory, values, row_group, encoding, binary
 ):
     column_type = pa.binary() if binary else pa.string()
     data = [v.encode() if binary and v is not None else v for v in values]
     path = Path(tmp_path_factory.mktemp("sets")) / "f.parquet"
-    table = pa.table({"Name": pa.array(data, column_type)})
-    pq.write_table(table, path, row_group_size=row_group, **ENCODINGS[encoding])
-    wanted = [(("name",), column_type)]  # the table spells it in lower case
-    parquet = open_file(str(path))
-    plain, _ = read_columns(parquet, wanted, SparkView())
-    reopen = functools.partial(open_file, str(path), None)
-    as_set, _ = read_columns(parquet, wanted, SparkView(), [("name",)], reopen)
-    rows, stand_in = plain[("name",)], as_set[("name",)]
-    assert isinstance(rows, pa.Array)
-    assert isinstance(stand_in, pa.Array)
+    pq.write_table(
+        pa.table({"Name": pa.array(data, column_type)}),
+        path,
+        row_group_size=row_group,
+        **ENCODINGS[encoding],
+    )
+    rows, dictionary = _read_both(path, column_type)
+    assert dictionary.type.value_type == column_type
+    assert rows_of(dictionary).equals(rows)
+    stand_in = value_set(dictionary)
     assert stand_in.null_count == rows.null_count
-    distinct = set(rows.drop_null().to_pylist())
-    assert distinct <= set(stand_in.drop_null().to_pylist())
-    # Read as dictionaries (one per row group), not row by row:
-    groups = pq.ParquetFile(path).metadata.num_row_groups
-    assert len(stand_in) - stand_in.null_count <= groups * len(distinct)
-    for spec in (si.MinMax("name"), si.Bloom("name")):
-        kind = KINDS[spec.kind]("name", column_type, spec.params())
-        exact, built = kind.build(rows), kind.build(stand_in)
-        if spec.kind == "minmax":
-            assert built["null_count"] == exact["null_count"]
-            if exact["min"] is not None:
-                assert built["min"] <= exact["min"]
-                assert built["max"] >= exact["max"]
-        else:  # with the writers here the dictionaries hold exactly the values
-            assert built == exact
+    assert set(rows.drop_null().to_pylist()) <= set(stand_in.drop_null().to_pylist())
+
+    def build(spec: si.IndexSpec, values: pa.Array) -> dict:
+        return KINDS[spec.kind]("name", column_type, spec.params()).build(values)
+
+    for spec in (si.EqualityBitmap("name"), si.EqualityBitmap("name", max_distinct=3)):
+        assert build(spec, dictionary) == build(spec, rows)
+    assert build(si.RangeBitmap("name", bins=4), dictionary) == build(
+        si.RangeBitmap("name", bins=4), rows
+    )
+    exact, built = build(si.MinMax("name"), rows), build(si.MinMax("name"), stand_in)
+    assert built["null_count"] == exact["null_count"]
+    if exact["min"] is not None:
+        assert built["min"] <= exact["min"]
+        assert built["max"] >= exact["max"]
+    # With these writers the dictionaries hold exactly the rows' values.
+    assert build(si.Bloom("name"), stand_in) == build(si.Bloom("name"), rows)
 
 
 def test_a_column_of_few_values_is_read_as_those_values(tmp_path):
     path = tmp_path / "f.parquet"
-    pq.write_table(pa.table({"s": ["a", "b", None] * 1000}), path, row_group_size=1000)
-    reopen = functools.partial(open_file, str(path), None)
-    wanted = [(("s",), pa.string())]
-    as_set, _ = read_columns(open_file(str(path)), wanted, SparkView(), [("s",)], reopen)
-    stand_in = as_set[("s",)]
-    assert isinstance(stand_in, pa.Array)
+    pq.write_table(pa.table({"Name": ["a", "b", None] * 1000}), path, row_group_size=1000)
+    _, dictionary = _read_both(path, pa.string())
+    assert sorted(dictionary.dictionary.to_pylist()) == ["a", "b"]  # unified across groups
+    stand_in = value_set(dictionary)
     assert stand_in.null_count == 1000
-    assert sorted(stand_in.drop_null().to_pylist()) == ["a", "a", "a", "b", "b", "b"]
+    assert sorted(stand_in.drop_null().to_pylist()) == ["a", "b"]
+
+
+def test_a_binary_file_column_of_a_string_table_column_is_checked_as_utf8(tmp_path):
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"name": pa.array([b"ok", b"\xff"], pa.binary())}), path)
+    parquet = open_file(str(path))
+    reopen = functools.partial(open_file, str(path), None)
+    wanted = [(("name",), pa.string())]
+    plain, _ = read_columns(parquet, wanted, SparkView())
+    encoded, _ = read_columns(parquet, wanted, SparkView(), [("name",)], reopen)
+    assert isinstance(plain[("name",)], str)  # not valid UTF-8: not indexed, either way
+    assert encoded[("name",)] == plain[("name",)]
