@@ -21,7 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from pyroaring import AbstractBitMap
 
-from skipindex.indexes._dense_decode import decode_many
+from skipindex.indexes._dense_decode import decode_many, ranks
 from skipindex.indexes._roaring import bitmap_of
 
 __all__ = [
@@ -156,7 +156,7 @@ class DenseColumns:
             out[:] = ALL_SET
             offsets, data = self._items(name)
             owner = np.repeat(np.arange(files), lengths)
-            j = np.arange(len(owner)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            j = ranks(lengths)
             items = np.repeat(starts, lengths) + j
             out[j * files + owner] = 0
             decode_many(offsets, data, items, j * files + owner, out)

@@ -19,7 +19,7 @@ import numpy as np
 
 from skipindex.errors import IndexCorruptError
 
-__all__ = ["decode_many", "decode_words"]
+__all__ = ["decode_many", "decode_words", "ranks"]
 
 CHUNK_WORDS = 1024  # a Roaring container spans 65,536 rows
 ARRAY_MAX = 4096
@@ -172,18 +172,18 @@ class _Headers:
         )
         for which in _chunks(arrays, self.card[arrays], ROWS_PER_PASS):
             counts = self.card[which]
-            at = np.repeat(self.body[which], counts) + 2 * _ranks(counts)
+            at = np.repeat(self.body[which], counts) + 2 * ranks(counts)
             yield np.repeat(which, counts), self._u16(at)
         runs = np.flatnonzero(self.single & self.is_run & (self.body + 2 <= self.end))
         count = self._u16(self.body[runs])
         runs = runs[self.body[runs] + 2 + 4 * count <= self.end[runs]]
         for which in _chunks(runs, self.card[runs], ROWS_PER_PASS):
             count = self._u16(self.body[which])
-            at = np.repeat(self.body[which] + 2, count) + 4 * _ranks(count)
+            at = np.repeat(self.body[which] + 2, count) + 4 * ranks(count)
             first, extra = self._u16(at), self._u16(at + 2)
             # A run past its container (corrupt) is out of any file of this size
             # only if the file is small; decode_words checks it then.
-            row = np.repeat(first, extra + 1) + _ranks(extra + 1)
+            row = np.repeat(first, extra + 1) + ranks(extra + 1)
             owner = np.repeat(np.repeat(which, count), extra + 1)
             yield owner, np.where(row < 1 << 16, row, 1 << 62)
 
@@ -201,7 +201,7 @@ class _Headers:
         return np.asarray(self._u16(at, valid) | self._u16(at + 2, valid) << 16)
 
 
-def _ranks(counts: np.ndarray) -> np.ndarray:
-    """0..c-1 for each count c, concatenated."""
+def ranks(counts: np.ndarray) -> np.ndarray:
+    """0..c-1 for each count c, concatenated: each item's place in its group."""
     total = int(counts.sum())
     return np.asarray(np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from skipindex.indexes._dense import ALL_SET, MAX_WORDS
+from skipindex.indexes._dense_decode import ranks
 
 __all__ = ["SlicedFiles", "union_of_items"]
 
@@ -100,8 +101,7 @@ def union_of_items(
     total = int(flat.sum())
     if total * items.shape[1] > MAX_WORDS:
         return None
-    before = np.cumsum(flat) - flat
-    rows = np.repeat(begins.ravel() - before, flat) + np.arange(total)
+    rows = np.repeat(begins.ravel(), flat) + ranks(flat)
     out = np.zeros((counts.shape[0], items.shape[1]), dtype=np.uint64)
     per_file = counts.sum(axis=1)
     some = per_file > 0
