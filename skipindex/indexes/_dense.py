@@ -167,7 +167,10 @@ class DenseColumns:
     def _once(self, key: str, make: Callable[[], np.ndarray | None]) -> np.ndarray | None:
         with self._lock:
             if key not in self._kept:
-                self._kept[key] = make()
+                made = make()
+                if made is not None:  # shared by every prune: nobody may change it
+                    made.flags.writeable = False
+                self._kept[key] = made
             return self._kept[key]
 
     def _made(self, array: np.ndarray) -> np.ndarray | None:
