@@ -14,9 +14,7 @@ import numpy as np
 from skipindex.expressions.nodes import (
     And,
     AnyPredicate,
-    BoundComparison,
-    BoundIn,
-    BoundIsNull,
+    BoundLeaf,
     BoundPredicate,
     Or,
     children_of,
@@ -30,8 +28,6 @@ if TYPE_CHECKING:
     from skipindex.evaluate import _Run
 
 __all__ = ["dense_row_sets"]
-
-LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
 
 
 class _NoDenseAnswerError(Exception):
@@ -55,7 +51,7 @@ def dense_row_sets(
         if found is None:
             return np.where(might[:, None], full, np.uint64(0))
         kind, files = found
-        assert isinstance(leaf, LEAF_TYPES)
+        assert isinstance(leaf, BoundLeaf)
         words = kind.dense_rows(leaf, files, positions)
         if words is None or words.shape != full.shape:
             raise _NoDenseAnswerError

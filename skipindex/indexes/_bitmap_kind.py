@@ -106,13 +106,12 @@ class BitmapKind(RowLevelKind):
         # Decided without bitmaps: no payload (all might match), no code selected
         # (none), every code selected (every non-null row); the rest read bitmaps.
         answers: list[AbstractBitMap | None] = [None] * len(positions)
-        empty = usable[positions] & chosen.empty[positions]
-        every = usable[positions] & ~empty & chosen.everything[positions]
+        empty, every, some = _triage(chosen, usable, positions)
         for at in np.flatnonzero(empty).tolist():
             answers[at] = EMPTY
         for at in np.flatnonzero(every & columns.has_nulls[positions]).tolist():
             answers[at] = columns.nonnull(int(positions[at]))
-        work = np.flatnonzero(usable[positions] & ~empty & ~every)
+        work = np.flatnonzero(some)
         for at, i in zip(work.tolist(), positions[work].tolist(), strict=True):
             file = FileView(columns, i)
             answers[at] = self.rows_of_ranges(chosen.ranges(i), int(chosen.sizes[i]), file)
@@ -141,10 +140,9 @@ class BitmapKind(RowLevelKind):
         chosen = self.selection(leaf, files)
         if chosen is None:
             return None
-        usable = self.file_codes(files).usable[positions]
-        live = usable & ~chosen.empty[positions]
-        every = live & chosen.everything[positions]
-        work = live & ~every
+        usable = self.file_codes(files).usable
+        _, every, work = _triage(chosen, usable, positions)
+        usable = usable[positions]
         at = positions[work]
         if len(at):
             starts = chosen.starts[:, at].astype(np.int64)
@@ -182,6 +180,18 @@ class BitmapKind(RowLevelKind):
 
     def searcher(self, values: pa.Array | None) -> SortedValues | None:
         return None if values is None else SortedValues(values, self.domain)
+
+
+def _triage(
+    chosen: Selection, usable: np.ndarray, positions: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per file at ``positions`` with a usable payload: no code selected (no row
+    matches), every code selected (every non-null row does), or some (its bitmaps
+    say which). A file without a usable payload is in none: all rows might."""
+    known = usable[positions]
+    empty = known & chosen.empty[positions]
+    every = known & ~empty & chosen.everything[positions]
+    return empty, every, known & ~empty & ~every
 
 
 def payload_columns(files: FileBatch) -> PayloadColumns:

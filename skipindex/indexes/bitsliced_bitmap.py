@@ -37,11 +37,19 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import Domain
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
-from skipindex.indexes._bitmap_build import Encoded, Ranked, list_value, rank_values, split_nulls
+from skipindex.indexes._bitmap_build import (
+    Encoded,
+    Ranked,
+    decimal_unscaled,
+    list_value,
+    rank_values,
+    split_nulls,
+)
 from skipindex.indexes._bitmap_kind import BitmapKind
 from skipindex.indexes._bitmap_query import (
     Range,
@@ -233,17 +241,14 @@ class BitSlicedBitmapKind(BitmapKind):
 
 def _unscaled(columns: PayloadColumns, scale: int) -> list[int]:
     """Each file's ``min`` as an integer (decimals unscaled; 0 where none). Decimals
-    that fit in 64 bits come straight from the Arrow buffer: one Python Fraction
-    per file cost seconds at 100,000 files."""
+    that fit in 64 bits come straight from the Arrow buffer (one Python Fraction
+    per file cost seconds at 100,000 files)."""
     field = columns.field("min")
-    if pa.types.is_decimal128(field.type) and len(field):
-        raw = field.buffers()[1]
-        assert raw is not None
-        halves = np.frombuffer(raw, dtype="<i8")[2 * field.offset : 2 * (field.offset + len(field))]
-        low, high = halves[0::2], halves[1::2]
-        valid = field.is_valid().to_numpy(zero_copy_only=False)
-        if np.all((high == (low >> 63)) | ~valid):  # the high half only extends the sign
-            fitted: list[int] = np.where(valid, low, 0).tolist()
+    if pa.types.is_decimal(field.type):
+        valid = np.asarray(field.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        keys = decimal_unscaled(pc.fill_null(field, pa.scalar(0, field.type)))
+        if keys is not None:
+            fitted: list[int] = np.where(valid, keys, 0).tolist()
             return fitted
     return [int(floor_ceil(m, scale)[0]) if m is not None else 0 for m in columns.scalars("min")]
 

@@ -104,11 +104,11 @@ class TableLocation:
         while pending:  # breadth-first, never descending into hidden folders
             folder = pending.pop()
             for path, name, size, mtime_ns in entries(folder):
-                if (name[0] in "_." and is_hidden(name)) or name.endswith("._COPYING_"):
+                if is_hidden(name):
                     continue
                 if size < 0:
                     pending.append(path)
-                elif "." in name and _NOT_PARQUET.search(name):
+                elif _NOT_PARQUET.search(name):
                     ignored.append(path[skip:])
                 else:
                     found.append(DataFile(path[skip:], size, mtime_ns // 1_000_000))
