@@ -377,6 +377,54 @@ def test_strings_with_nul_and_long_in_lists(spark, tmp_path):
     assert_never_drops(spark, root, wheres, zones=("UTC",))
 
 
+def test_strings_read_as_dictionaries_hold_what_spark_reads(spark, tmp_path, monkeypatch):
+    """Spark writes the strings (its own dictionary pages, a fallback to plain
+    pages where a row group's dictionary grows, several row groups per file);
+    indexed only by kinds that take dictionaries, they are read as dictionaries,
+    and prune keeps every file Spark matches in sessions outside UTC. Equality
+    bitmaps are exact, so for their predicates exactly Spark's files are kept."""
+    from skipindex import indexer
+    from skipindex.build import InProcessRunner, build_with
+
+    root = tmp_path / "t"
+    text = "CASE WHEN id % 7 = 0 THEN NULL WHEN id % 5 = 0 THEN concat('b', char(0)) "
+    text += "WHEN id % 3 = 0 THEN 'é' ELSE concat('v', CAST(id % 40 + {k} * 40 AS STRING)) END"
+    for k in range(3):
+        frame = spark.range(0, 3000).selectExpr(
+            f"{text.format(k=k)} AS s",
+            f"CAST(concat(repeat('x', 70), CAST(id * {k + 1} AS STRING)) AS BINARY) AS b",
+            "CAST(id AS TIMESTAMP) AS ts",
+        )
+        spark_write(frame, root / f"f{k}.parquet", **{"parquet.block.size": "8192"})
+    assert pq.ParquetFile(root / "f0.parquet").metadata.num_row_groups >= 3
+    dictionaries: list[list[tuple[str, ...]]] = []
+    original = indexer.read_columns
+
+    def spy(parquet: Any, wanted: Any, view: Any, chosen: Any, *more: Any) -> Any:
+        dictionaries.append(sorted(chosen))
+        return original(parquet, wanted, view, chosen, *more)
+
+    monkeypatch.setattr(indexer, "read_columns", spy)
+    kinds = (si.MinMax, si.Bloom, si.EqualityBitmap, si.RangeBitmap)
+    build_with(str(root), [k(c) for c in ("s", "b") for k in kinds], InProcessRunner())
+    assert dictionaries == [[("b",), ("s",)]] * 3
+    exact = ["s = 'v45'", "s = concat('b', char(0))", "s IN ('é', 'v119')", "s IS NULL"]
+    for where in exact:
+        expected, _ = spark_files(spark, root, where)
+        kept = {os.path.relpath(f, root) for f in si.prune(str(root), where).files}
+        assert kept == expected, where
+    wheres = [
+        *exact,
+        "s > 'v9'",
+        "s BETWEEN 'v1' AND 'v2'",
+        "s LIKE 'v4%'",
+        "s <> 'é'",
+        "b = CAST(concat(repeat('x', 70), '2998') AS BINARY)",
+        "b < CAST('xy' AS BINARY)",
+    ]
+    assert_never_drops(spark, root, wheres, zones=("America/Los_Angeles", "Asia/Kathmandu"))
+
+
 def test_files_spark_hides_or_reads_specially(spark, tmp_path):
     root = tmp_path / "t"
     import pandas as pd
