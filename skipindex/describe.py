@@ -91,7 +91,8 @@ def _describe(location: TableLocation) -> Description:
 
 
 def _describe_index(location: TableLocation) -> Description:
-    listing, not_parquet = location.list_files()
+    table = location.list_table()
+    listing, not_parquet = table.files(), table.not_parquet
     manifest = load_latest(location)
     if manifest is None:
         return Description(

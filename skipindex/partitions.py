@@ -29,6 +29,7 @@ from decimal import Decimal
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from skipindex.column_paths import column_key
 from skipindex.evaluate import IndexColumn
@@ -93,12 +94,14 @@ def _raw_values(relative_path: str) -> list[tuple[str, str]]:
 
 
 def partition_columns(
-    paths: Sequence[str], *, time_zone: tzinfo, infer_types: bool = True
+    listed: Sequence[str] | pa.StringArray, *, time_zone: tzinfo, infer_types: bool = True
 ) -> list[PartitionColumn]:
-    """The partition columns of the files at ``paths`` (relative), typed as Spark
-    types them when it lists exactly these files in a session in ``time_zone``."""
-    if not any("/" in path for path in paths):  # every file at the root
+    """The partition columns of the files at ``listed`` (relative paths), typed as
+    Spark types them when it lists exactly these files in a session in ``time_zone``."""
+    listed = listed if isinstance(listed, pa.Array) else pa.array(listed, pa.string())
+    if not pc.any(pc.match_substring(listed, "/")).as_py():  # every file at the root
         return []
+    paths: list[str] = listed.to_pylist()
     names = partition_names(paths[0])
     raw: dict[str, list[str | None]] = {name: [] for name in names}
     consistent = True

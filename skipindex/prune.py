@@ -35,7 +35,7 @@ from skipindex.row_groups import kept_rows
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
-    DataFile,
+    Listing,
     StorageOptions,
     TableLocation,
     TablePath,
@@ -100,8 +100,7 @@ def prune(
     likely_rows = LIKELY_ROWS if row_level == "auto" else None
     session = _Session(zone, zone_text, case_sensitive, likely_rows)
     location = locate(path, storage_options)
-    listing, not_parquet = location.list_files()
-    listing, swapping = settled_listing(location, listing, location.list_data_files)
+    listing, swapping = settled_listing(location, location.list_table(), location.list_table)
     try:
         result = _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
@@ -110,7 +109,7 @@ def prune(
                 raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         result = _keep_all(location, listing, where, started, f"{exc}; kept every file")
-    return replace(result, not_parquet=not_parquet, swapping=swapping)
+    return replace(result, not_parquet=listing.not_parquet, swapping=swapping)
 
 
 def _column_session_zone(where: Where) -> str | None:
@@ -139,7 +138,7 @@ class _Session:
 
 def _prune_latest(
     location: TableLocation,
-    listing: list[DataFile],
+    listing: Listing,
     where: Where,
     session: _Session,
     started: float,
@@ -162,14 +161,14 @@ def _prune_latest(
 def _prune(
     location: TableLocation,
     manifest: Manifest,
-    listing: list[DataFile],
+    listing: Listing,
     where: Where,
     session: _Session,
     started: float,
 ) -> PruneResult:
     view = manifest.spark_view
     partitions = partition_columns(
-        [f.path for f in listing],
+        listing.paths,
         time_zone=session.zone,
         infer_types=view.partition_type_inference,
     )
@@ -224,12 +223,12 @@ def _prune(
     notes.extend(_notes(segments, noted & ~unreadable))
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
-    files = [location.user_path(f.path) for f, k in zip(listing, keep, strict=True) if k]
+    kept_in_order = listing.in_order(np.flatnonzero(keep))
     groups, rows, listed = kept_rows(
         location, listing, keep & covered, positions, segments, evaluation
     )
     return PruneResult(
-        files=files,
+        files=location.user_paths(listing, kept_in_order),
         total=len(listing),
         predicate=_describe_where(where),
         bound=str(bound),
@@ -243,7 +242,7 @@ def _prune(
         warnings=notes,
         spark_schema=manifest.spark_schema,
         time_zone=session.zone_text,
-        partitions=[replace(p, values=p.values.filter(pa.array(keep))) for p in partitions],
+        partitions=[replace(p, values=p.values.take(kept_in_order)) for p in partitions],
         row_groups=groups,
         rows=rows,
         listed=listed,
@@ -290,20 +289,17 @@ def _listing_positions(rows: int, covered: np.ndarray, positions: np.ndarray) ->
     return at
 
 
-def _match(segments: pa.Table, listing: list[DataFile]) -> tuple[np.ndarray, np.ndarray]:
+def _match(segments: pa.Table, listing: Listing) -> tuple[np.ndarray, np.ndarray]:
     """For each listed file: is it covered, and at which segment row."""
     if not listing:
         return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    paths = pa.array([f.path for f in listing], pa.string())
-    positions = pc.index_in(paths, value_set=segments.column("path").combine_chunks())
+    positions = pc.index_in(listing.paths, value_set=segments.column("path").combine_chunks())
     found = np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     rows = np.asarray(pc.fill_null(positions, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    size = np.fromiter((f.size for f in listing), dtype=np.int64, count=len(listing))
-    mtime = np.fromiter((f.mtime_ms for f in listing), dtype=np.int64, count=len(listing))
     same = (
         found
-        & (segments.column("size").to_numpy()[rows] == size)
-        & (segments.column("mtime_ms").to_numpy()[rows] == mtime)
+        & (segments.column("size").to_numpy()[rows] == listing.sizes)
+        & (segments.column("mtime_ms").to_numpy()[rows] == listing.mtimes_ms)
     )
     return same, rows
 
@@ -319,10 +315,10 @@ def _columns(predicate: BoundPredicate) -> set[str]:
 
 
 def _keep_all(
-    location: TableLocation, listing: list[DataFile], where: Where, started: float, why: str
+    location: TableLocation, listing: Listing, where: Where, started: float, why: str
 ) -> PruneResult:
     return PruneResult(
-        files=[location.user_path(f.path) for f in listing],
+        files=location.user_paths(listing, listing.in_order()),
         total=len(listing),
         predicate=_describe_where(where),
         bound="(not evaluated)",

@@ -10,14 +10,14 @@ import pyarrow as pa
 from pyroaring import AbstractBitMap
 
 from skipindex.evaluate import Evaluation
-from skipindex.store.location import DataFile, TableLocation
+from skipindex.store.location import Listing, TableLocation
 
 __all__ = ["kept_rows", "matching_row_groups"]
 
 
 def kept_rows(
     location: TableLocation,
-    listing: list[DataFile],
+    listing: Listing,
     kept: np.ndarray,
     positions: np.ndarray,
     segments: pa.Table,
@@ -42,9 +42,9 @@ def kept_rows(
         rows = evaluation.row_sets.get(position)
         if rows is None:
             continue
-        path = location.user_path(listing[at].path)
+        path = location.user_path(listing.paths[at].as_py())
         rows_of[path] = rows
-        listed[path] = (listing[at].size, listing[at].mtime_ms)
+        listed[path] = (int(listing.sizes[at]), int(listing.mtimes_ms[at]))
         group_rows = flat[offsets[position] : offsets[position + 1]]
         if len(group_rows) < 2 or group_rows.sum() != num_rows[position]:
             continue  # one row group, or no layout recorded: any group may match

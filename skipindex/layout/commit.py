@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from skipindex.errors import ConflictError
@@ -28,7 +29,7 @@ from skipindex.layout.plan import (
     plans_dir,
     save_plan,
 )
-from skipindex.store.location import DataFile, TableLocation
+from skipindex.store.location import Listing, TableLocation
 
 __all__ = [
     "clean_replaced",
@@ -99,18 +100,17 @@ def clean_replaced(location: TableLocation) -> list[str]:
 
 
 def settled_listing(
-    location: TableLocation, listing: list[DataFile], relist: Callable[[], list[DataFile]]
-) -> tuple[list[DataFile], list[str]]:
+    location: TableLocation, listing: Listing, relist: Callable[[], Listing]
+) -> tuple[Listing, list[str]]:
     """The listing as it is before or after each in-place cluster swap it catches in
     the middle, and the files hidden to make it so."""
     for _ in range(RELIST_ATTEMPTS):
-        joined = "\n".join(f.path for f in listing)  # one scan: this runs on every prune
-        if _NEW_FILE_PREFIX not in joined:
-            return listing, []
-        plan_ids = {m.group(1) for f in listing if (m := _NEW_FILE.match(_base(f.path)))}
+        # One vectorised scan: this runs on every prune.
+        candidates = listing.paths.filter(pc.match_substring(listing.paths, _NEW_FILE_PREFIX))
+        plan_ids = {m.group(1) for p in candidates.to_pylist() if (m := _NEW_FILE.match(_base(p)))}
         if not plan_ids:
             return listing, []
-        names = {f.path for f in listing}
+        names = set(listing.paths.to_pylist())
         hidden: set[str] = set()
         settled = True
         for plan_id in sorted(plan_ids):
@@ -128,7 +128,7 @@ def settled_listing(
                 else:
                     settled = False
         if settled:
-            return [f for f in listing if f.path not in hidden], sorted(hidden)
+            return listing.without(hidden), sorted(hidden)
         time.sleep(RELIST_PAUSE_S)
         listing = relist()
     raise ConflictError(

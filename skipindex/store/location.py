@@ -7,21 +7,22 @@ users keep the scheme they wrote (``s3a://`` included, which pyarrow spells
 
 from __future__ import annotations
 
-import operator
 import os
 import posixpath
-import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError, InvalidSpecError, NotATableError
 from skipindex.store.delta import delta_files, is_delta
+from skipindex.store.listing import DataFile, Listing, is_hidden, list_folder_tree
 
 __all__ = [
     "DataFile",
+    "Listing",
     "StorageOptions",
     "TableLocation",
     "TablePath",
@@ -39,15 +40,6 @@ INDEX_DIR = "_skipindex"
 # part of the index, so dropping or repairing the index never deletes them.
 CLUSTER_DIR = "cluster"
 _SCHEME_ALIASES = {"s3a": "s3", "s3n": "s3"}
-
-
-@dataclass(frozen=True)
-class DataFile:
-    """A data file as listed: path relative to the table root, size, mtime (ms)."""
-
-    path: str
-    size: int
-    mtime_ms: int
 
 
 @dataclass(frozen=True)
@@ -72,6 +64,12 @@ class TableLocation:
     def user_path(self, relative: str) -> str:
         return f"{self.user_root}/{_contained(relative)}"
 
+    def user_paths(self, listing: Listing, positions: np.ndarray) -> list[str]:
+        """:meth:`user_path` of the listed files at ``positions`` (a listing holds
+        only paths inside the root: no check per path)."""
+        prefix = f"{self.user_root}/"
+        return [prefix + path for path in listing.path_list(positions)]
+
     @property
     def is_delta(self) -> bool:
         return is_delta(self.fs, self.root)
@@ -80,11 +78,12 @@ class TableLocation:
         """Every file Spark would read, sorted by path; hidden files and folders
         (``_x``, ``.x``, but not ``key=value`` folders) are left out. For a Delta
         table: the files of its current snapshot."""
-        return self.list_files()[0]
+        return self.list_table().files()
 
-    def list_files(self) -> tuple[list[DataFile], list[str]]:
-        """The data files, and the files left out because their extension says they
-        are not Parquet (``notes.txt``, ``export.csv``): Spark would fail on them."""
+    def list_table(self) -> Listing:
+        """The data files as :meth:`list_data_files` finds them, in listing order,
+        and the files left out because their extension says they are not Parquet
+        (``notes.txt``, ``export.csv``): Spark would fail on them."""
         info = self.fs.get_file_info(self.root)
         if info.type == pafs.FileType.NotFound:
             raise NotATableError(f"table path does not exist: {self.user_root}")
@@ -95,70 +94,8 @@ class TableLocation:
             )
         if is_delta(self.fs, self.root):
             files = delta_files(self.uri, self.user_root, dict(self.options))
-            return [DataFile(*f) for f in sorted(files)], []
-        found: list[DataFile] = []
-        ignored: list[str] = []
-        entries = _local_entries if isinstance(self.fs, pafs.LocalFileSystem) else self._entries
-        pending = [self.root]
-        skip = len(self.root) + 1
-        while pending:  # breadth-first, never descending into hidden folders
-            folder = pending.pop()
-            for path, name, size, mtime_ns in entries(folder):
-                if is_hidden(name):
-                    continue
-                if size < 0:
-                    pending.append(path)
-                elif _NOT_PARQUET.search(name):
-                    ignored.append(path[skip:])
-                else:
-                    found.append(DataFile(path[skip:], size, mtime_ns // 1_000_000))
-        found.sort(key=_path_of)
-        return found, sorted(ignored)
-
-    def _entries(self, folder: str) -> Iterator[tuple[str, str, int, int]]:
-        """(path, name, size, mtime_ns) of a folder's files; size -1 for folders."""
-        for entry in self.fs.get_file_info(pafs.FileSelector(folder)):
-            if entry.type == pafs.FileType.Directory:
-                yield entry.path, entry.base_name, -1, 0
-            elif entry.type == pafs.FileType.File:
-                yield entry.path, entry.base_name, int(entry.size), int(entry.mtime_ns)
-
-
-_path_of = operator.attrgetter("path")
-
-
-def _local_entries(folder: str) -> Iterator[tuple[str, str, int, int]]:
-    """:meth:`TableLocation._entries` on a local disk with ``os.scandir``: the same
-    stat calls as pyarrow's listing, without building a FileInfo per file (at
-    10,000 files that was half of a warm prune)."""
-    with os.scandir(folder) as scan:
-        for entry in scan:
-            try:
-                if entry.is_dir():
-                    yield entry.path, entry.name, -1, 0
-                elif entry.is_file():
-                    stat = entry.stat()
-                    yield entry.path, entry.name, stat.st_size, stat.st_mtime_ns
-            except FileNotFoundError:  # deleted while listing: as if never there
-                continue
-
-
-# Extensions that name other formats; Parquet files may have any other name (Hive
-# writes "000000_0"), so only these are left out.
-_NOT_PARQUET = re.compile(
-    r"\.(csv|tsv|txt|json|jsonl|ndjson|orc|avro|xml|md|log|crc|zip|gz|bz2|xz|tmp)$", re.I
-)
-
-
-def is_hidden(name: str) -> bool:
-    """Spark's rule for data files (``PartitioningAwareFileIndex.isDataPath`` after
-    ``shouldFilterOutPathName``): Parquet's ``_metadata`` and ``_common_metadata``
-    summary files are listed by Spark but never read as data, so they are hidden."""
-    return (
-        (name.startswith("_") and "=" not in name)
-        or name.startswith(".")
-        or name.endswith("._COPYING_")
-    )
+            return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
+        return list_folder_tree(self.fs, self.root)
 
 
 def locate(path: TablePath, storage_options: StorageOptions | None = None) -> TableLocation:

@@ -24,7 +24,7 @@ from skipindex.layout.plan import (
     plans_dir,
     save_plan,
 )
-from skipindex.store.location import DataFile, locate
+from skipindex.store.location import DataFile, Listing, locate
 
 MB = 1 << 20
 
@@ -102,9 +102,9 @@ def test_settled_listing_shows_each_group_old_or_new_never_both(tmp_path, monkey
     location = locate(tmp_path)
 
     def settled(*present: str) -> tuple[list[str], list[str]]:
-        listing = _files(dict.fromkeys(present, 1))
+        listing = Listing.of(_files(dict.fromkeys(present, 1)))
         files, hidden = commit.settled_listing(location, listing, lambda: listing)
-        return [f.path for f in files], hidden
+        return [f.path for f in files.files()], hidden
 
     old = list(group.files)
     assert settled(*old, "q.parquet") == ([*old, "q.parquet"], [])  # before the commit

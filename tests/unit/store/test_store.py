@@ -6,9 +6,12 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skipindex.errors import (
     ConflictError,
@@ -17,7 +20,9 @@ from skipindex.errors import (
     NotATableError,
 )
 from skipindex.runners import pack_bins
-from skipindex.store.location import DataFile, is_hidden, locate
+from skipindex.store import listing as listing_module
+from skipindex.store.listing import _hidden
+from skipindex.store.location import DataFile, Listing, is_hidden, locate
 from skipindex.store.manifest import IndexDef, Manifest, commit, load_latest, manifest_versions
 
 
@@ -77,6 +82,38 @@ def test_hidden_names(name: str):
 @pytest.mark.parametrize("name", ["x", "k=v", "_k=v", "metadata"])
 def test_visible_names(name: str):
     assert not is_hidden(name)
+
+
+@given(st.lists(st.text(alphabet="_.=x_COPYING", max_size=12), max_size=30))
+def test_names_are_hidden_alike_one_at_a_time_and_all_at_once(names: list[str]):
+    at_once = _hidden(pa.array(names, pa.string())).tolist()
+    assert at_once == [is_hidden(name) for name in names]
+
+
+def test_files_deleted_while_listing_are_left_out(tmp_path: Path, monkeypatch):
+    for name in ["a.parquet", "b.parquet", "c.parquet"]:
+        (tmp_path / name).write_bytes(b"x" * len(name))
+    scan = listing_module._scan_folders
+
+    def scan_then_delete(root: str) -> list[tuple[str, list[str]]]:
+        folders = scan(root)
+        (tmp_path / "b.parquet").unlink()  # between the names and the stat
+        return folders
+
+    monkeypatch.setattr(listing_module, "_scan_folders", scan_then_delete)
+    listed = locate(tmp_path).list_table()
+    assert [f.path for f in listed.files()] == ["a.parquet", "c.parquet"]
+    assert listed.sizes.tolist() == [9, 9]
+
+
+def test_listing_sorts_only_the_positions_asked_for(tmp_path: Path):
+    names = ["b/z.parquet", "a.parquet", "b/é.parquet", "b/a.parquet"]
+    listing = Listing.of(DataFile(name, i, i) for i, name in enumerate(names))
+    assert listing.path_list(listing.in_order()) == sorted(names)
+    assert listing.path_list(listing.in_order(np.array([0, 2, 1]))) == sorted(
+        [names[0], names[2], names[1]]
+    )
+    assert [f.path for f in listing.without({"a.parquet"}).files()] == sorted(names)[1:]
 
 
 def test_not_a_table_errors_name_the_path(tmp_path: Path):
