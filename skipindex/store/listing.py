@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
+from stat import S_ISDIR, S_ISREG
 from typing import Any
 
 import numpy as np
@@ -113,13 +114,10 @@ def _hidden(names: pa.Array) -> np.ndarray:
     return np.asarray(pc.or_(underscore, dotted).to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _sorted_out(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Masks over file ``names``: data files, and files of another format."""
-    array = pa.array(names, pa.string())
-    visible = ~_hidden(array)
-    other = pc.match_substring_regex(array, _NOT_PARQUET, ignore_case=True)
-    other_format = visible & np.asarray(other.to_numpy(zero_copy_only=False), dtype=bool)
-    return visible & ~other_format, other_format
+def _other_format(names: pa.Array) -> np.ndarray:
+    """Which ``names`` end in an extension of another format."""
+    other = pc.match_substring_regex(names, _NOT_PARQUET, ignore_case=True)
+    return np.asarray(other.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def list_folder_tree(fs: Any, root: str) -> Listing:
@@ -131,79 +129,72 @@ def list_folder_tree(fs: Any, root: str) -> Listing:
 
 
 def _list_local(root: str) -> Listing:
-    """:func:`list_folder_tree` on a local disk: ``os.scandir`` for names, then one
-    ``stat`` per data file relative to its folder (no FileInfo or DirEntry kept
-    per file: at 100,000 files those were half of a warm prune)."""
-    folders = _scan_folders(root)
-    data, other = _sorted_out([name for _, names in folders for name in names])
-    paths: list[str] = []
-    sizes = np.empty(int(data.sum()), dtype=np.int64)
-    mtimes = np.empty(len(sizes), dtype=np.int64)
+    """:func:`list_folder_tree` on a local disk: ``os.listdir`` for names, then one
+    ``stat`` per visible name relative to its folder, which also tells files from
+    folders (no DirEntry or FileInfo per file: at 100,000 files those were half of
+    a warm prune)."""
+    parts: list[tuple[pa.Array, np.ndarray, np.ndarray]] = []
     not_parquet: list[str] = []
-    start = 0
-    for relative, names in folders:
-        end = start + len(names)
-        wanted = [names[i] for i in np.flatnonzero(data[start:end]).tolist()]
-        not_parquet.extend(relative + names[i] for i in np.flatnonzero(other[start:end]).tolist())
-        _stat_into(f"{root}/{relative}", wanted, sizes[len(paths) :], mtimes[len(paths) :])
-        paths.extend([relative + name for name in wanted] if relative else wanted)
-        start = end
-    listing = Listing(pa.array(paths, pa.string()), sizes, mtimes // 1_000_000, sorted(not_parquet))
-    present = sizes >= 0
-    if present.all():
-        return listing
-    # Deleted between the scan and the stat: as if never there.
-    return Listing(
-        listing.paths.filter(pa.array(present)),
-        sizes[present],
-        listing.mtimes_ms[present],
-        listing.not_parquet,
-    )
-
-
-def _scan_folders(root: str) -> list[tuple[str, list[str]]]:
-    """(folder relative to ``root`` with a trailing slash, its file names) for
-    ``root`` and every folder under it that is not hidden."""
-    folders: list[tuple[str, list[str]]] = []
     pending = [""]
     while pending:
         relative = pending.pop()
-        names: list[str] = []
+        folder = f"{root}/{relative}"
         try:
-            with os.scandir(f"{root}/{relative}") as scan:
-                for entry in scan:
-                    if entry.is_dir():
-                        if not is_hidden(entry.name):
-                            pending.append(f"{relative}{entry.name}/")
-                    elif entry.is_file():
-                        names.append(entry.name)
+            listed = os.listdir(folder)
         except FileNotFoundError:  # removed while listing: as if never there
             continue
-        folders.append((relative, names))
-    return folders
+        everything = pa.array(listed, pa.string())
+        names = everything.filter(pa.array(~_hidden(everything)))
+        kinds, sizes, mtimes = _stat_all(folder, names.to_pylist())
+        folders = names.filter(pa.array(kinds == _FOLDER)).to_pylist()
+        pending.extend(f"{relative}{name}/" for name in folders)
+        files = kinds == _FILE
+        other = _other_format(names) & files
+        not_parquet.extend(relative + name for name in names.filter(pa.array(other)).to_pylist())
+        data = files & ~other
+        paths = names.filter(pa.array(data))
+        if relative:
+            paths = pc.binary_join_element_wise(relative, paths, "")
+        parts.append((paths, sizes[data], mtimes[data]))
+    return Listing(
+        pa.concat_arrays([p for p, _, _ in parts]) if parts else pa.array([], pa.string()),
+        np.concatenate([s for _, s, _ in parts]) if parts else np.zeros(0, np.int64),
+        np.concatenate([m for _, _, m in parts]) // 1_000_000 if parts else np.zeros(0, np.int64),
+        sorted(not_parquet),
+    )
 
 
-def _stat_into(folder: str, names: list[str], sizes: np.ndarray, mtimes_ns: np.ndarray) -> None:
-    """Size and mtime of each of ``names`` in ``folder`` (size -1: gone)."""
+_FILE, _FOLDER, _OTHER = 1, 2, 0
+
+
+def _stat_all(folder: str, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """What each of ``names`` in ``folder`` is (_FILE, _FOLDER, _OTHER: gone, a
+    socket...), its size and its mtime in ns."""
+    kinds = np.zeros(len(names), dtype=np.int8)
+    sizes = np.zeros(len(names), dtype=np.int64)
+    mtimes_ns = np.zeros(len(names), dtype=np.int64)
     if not names:
-        return
-    stat = os.stat
+        return kinds, sizes, mtimes_ns
     try:
         descriptor = os.open(folder, os.O_RDONLY)
     except FileNotFoundError:
-        sizes[: len(names)] = -1
-        return
+        return kinds, sizes, mtimes_ns
+    stat, is_file, is_folder = os.stat, S_ISREG, S_ISDIR
     try:
         for at, name in enumerate(names):
             try:
                 status = stat(name, dir_fd=descriptor)
-            except FileNotFoundError:
-                sizes[at] = -1
+            except FileNotFoundError:  # deleted since the names were read
                 continue
-            sizes[at] = status.st_size
-            mtimes_ns[at] = status.st_mtime_ns
+            if is_file(status.st_mode):
+                kinds[at] = _FILE
+                sizes[at] = status.st_size
+                mtimes_ns[at] = status.st_mtime_ns
+            elif is_folder(status.st_mode):
+                kinds[at] = _FOLDER
     finally:
         os.close(descriptor)
+    return kinds, sizes, mtimes_ns
 
 
 def _list_store(fs: Any, root: str) -> Listing:
@@ -217,7 +208,10 @@ def _list_store(fs: Any, root: str) -> Listing:
                     pending.append(entry.path)
             elif entry.type == pafs.FileType.File:
                 files.append(entry)
-    data, other = _sorted_out([entry.base_name for entry in files])
+    names = pa.array([entry.base_name for entry in files], pa.string())
+    visible = ~_hidden(names)
+    other = visible & _other_format(names)
+    data = visible & ~other
     skip = len(root) + 1
     kept = [files[i] for i in np.flatnonzero(data).tolist()]
     return Listing(

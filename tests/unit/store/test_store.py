@@ -93,14 +93,13 @@ def test_names_are_hidden_alike_one_at_a_time_and_all_at_once(names: list[str]):
 def test_files_deleted_while_listing_are_left_out(tmp_path: Path, monkeypatch):
     for name in ["a.parquet", "b.parquet", "c.parquet"]:
         (tmp_path / name).write_bytes(b"x" * len(name))
-    scan = listing_module._scan_folders
+    stat_all = listing_module._stat_all
 
-    def scan_then_delete(root: str) -> list[tuple[str, list[str]]]:
-        folders = scan(root)
+    def delete_then_stat(folder: str, names: list[str]) -> tuple[np.ndarray, ...]:
         (tmp_path / "b.parquet").unlink()  # between the names and the stat
-        return folders
+        return stat_all(folder, names)
 
-    monkeypatch.setattr(listing_module, "_scan_folders", scan_then_delete)
+    monkeypatch.setattr(listing_module, "_stat_all", delete_then_stat)
     listed = locate(tmp_path).list_table()
     assert [f.path for f in listed.files()] == ["a.parquet", "c.parquet"]
     assert listed.sizes.tolist() == [9, 9]
