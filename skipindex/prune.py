@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from skipindex.column_paths import column_key, split_name
+from skipindex.coverage import covered_files, listing_positions
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
 from skipindex.evaluate import LIKELY_ROWS, Evaluation, IndexColumn, evaluate
 from skipindex.expressions import prepare
@@ -186,7 +186,9 @@ def _prune(
         if d.column in columns and split_name(d.column)[0].lower() not in hidden
     ]
     segments = read_segments(location, manifest, ["row_group_rows", *(d.field for d in wanted)])
-    covered, positions = _match(segments, listing)
+    covered, positions = covered_files(
+        segments, listing, _batch_key(location, manifest, "<listing>")
+    )
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
     num_rows = segments.column("num_rows").to_numpy()
     for definition in wanted:
@@ -194,7 +196,7 @@ def _prune(
         batch = _file_batch(location, manifest, definition.field, segments, num_rows)
         indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
-    listed_at = _listing_positions(len(segments), covered, positions)
+    listed_at = listing_positions(len(segments), covered, positions)
     for partition in partitions:
         key = column_key((partition.name,))
         if key not in columns:
@@ -280,28 +282,6 @@ def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:
     texts = segments.column("error").filter(pa.array(noted)).to_pylist()
     counts = Counter(texts)
     return [f"{n} file(s) partly not indexed (always kept for it): {t}" for t, n in counts.items()]
-
-
-def _listing_positions(rows: int, covered: np.ndarray, positions: np.ndarray) -> np.ndarray:
-    """For each segment row, the position of its file in the listing (-1: not listed)."""
-    at = np.full(rows, -1, dtype=np.int64)
-    at[positions[covered]] = np.flatnonzero(covered)
-    return at
-
-
-def _match(segments: pa.Table, listing: Listing) -> tuple[np.ndarray, np.ndarray]:
-    """For each listed file: is it covered, and at which segment row."""
-    if not listing:
-        return np.zeros(0, dtype=bool), np.zeros(0, dtype=np.int64)
-    positions = pc.index_in(listing.paths, value_set=segments.column("path").combine_chunks())
-    found = np.asarray(positions.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    rows = np.asarray(pc.fill_null(positions, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    same = (
-        found
-        & (segments.column("size").to_numpy()[rows] == listing.sizes)
-        & (segments.column("mtime_ms").to_numpy()[rows] == listing.mtimes_ms)
-    )
-    return same, rows
 
 
 def _columns(predicate: BoundPredicate) -> set[str]:
