@@ -101,6 +101,8 @@ class DenseColumns:
         self._items = items
         self._nulls = nulls
         self._kept: dict[str, np.ndarray | None] = {}
+        # list<binary> fields decoded item by item as asked: (words, which are decoded)
+        self._decoded: dict[str, tuple[np.ndarray | None, np.ndarray]] = {}
         self._lock = threading.RLock()  # nonnull() makes full() under it
 
     @property
@@ -130,18 +132,26 @@ class DenseColumns:
 
         return self._once("\0nonnull", make)
 
-    def items(self, name: str) -> np.ndarray | None:
-        """Every item of a list<binary> field, in order: shape (items, width)."""
-
-        def make() -> np.ndarray | None:
-            offsets, data = self._items(name)
-            out = self._empty(len(offsets) - 1)
-            if out is not None:
-                every = np.arange(len(offsets) - 1)
-                decode_many(offsets, data, every, every, out)
-            return out
-
-        return self._once(name, make)
+    def items(self, name: str, wanted: np.ndarray) -> np.ndarray | None:
+        """The items of a list<binary> field in order, shape (items, width), with
+        at least those at ``wanted`` decoded: a predicate on one value of a
+        million files decodes its bitmaps, not every value's."""
+        with self._lock:
+            if name not in self._decoded:
+                offsets, _ = self._items(name)
+                words = self._empty(len(offsets) - 1)
+                self._decoded[name] = (words, np.zeros(len(offsets) - 1, dtype=bool))
+            words, decoded = self._decoded[name]
+            if words is None:
+                return None
+            missing = np.unique(wanted[~decoded[wanted]])
+            if len(missing):
+                offsets, data = self._items(name)
+                decode_many(offsets, data, missing, missing, words)
+                decoded[missing] = True
+            shared = words.view()  # decoded rows never change; others stay unread
+            shared.flags.writeable = False
+            return shared
 
     def slices(self, name: str, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
         """A list<binary> field slice-major: ``[j, f]`` is file f's item j (file f's

@@ -4,6 +4,8 @@ bitmaps over per-file ranges. Each returns one row of words per file."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from skipindex.indexes._dense import ALL_SET, MAX_WORDS
@@ -91,23 +93,31 @@ class SlicedFiles:
 
 
 def union_of_items(
-    items: np.ndarray, first: np.ndarray, starts: np.ndarray, ends: np.ndarray
+    items: Callable[[np.ndarray], np.ndarray | None],
+    width: int,
+    first: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
 ) -> np.ndarray | None:
-    """Per file f, the union of rows ``first[f] + j`` of ``items`` for j in each
-    ``[starts[r, f], ends[r, f])``; None when the rows to gather are too many."""
+    """Per file f, the union of rows ``first[f] + j`` of the items ``items(at)``
+    gives for j in each ``[starts[r, f], ends[r, f])`` (rows of ``width`` words);
+    None when the rows to gather are too many or cannot be decoded."""
     counts = np.maximum(ends - starts, 0).T  # (files, ranges): a file's items adjacent
     begins = (first[None, :] + starts).T
     flat = counts.ravel()
     total = int(flat.sum())
-    if total * items.shape[1] > MAX_WORDS:
+    if total * width > MAX_WORDS:
         return None
     rows = np.repeat(begins.ravel(), flat) + ranks(flat)
-    out = np.zeros((counts.shape[0], items.shape[1]), dtype=np.uint64)
+    decoded = items(rows)
+    if decoded is None:
+        return None
+    out = np.zeros((counts.shape[0], width), dtype=np.uint64)
     per_file = counts.sum(axis=1)
     some = per_file > 0
     if total == int(np.count_nonzero(some)):  # one item per file: a gather
-        out[some] = items[rows]
+        out[some] = decoded[rows]
     elif total:
         group_starts = (np.cumsum(per_file) - per_file)[some]
-        out[some] = np.bitwise_or.reduceat(items[rows], group_starts, axis=0)
+        out[some] = np.bitwise_or.reduceat(decoded[rows], group_starts, axis=0)
     return out

@@ -72,9 +72,11 @@ class EqualityBitmapKind(BucketedBitmapKind):
         positions: np.ndarray,
         columns: PayloadColumns,
     ) -> np.ndarray | None:
-        items = columns.dense.items("bitmaps")
-        if items is None:
-            return None
+        dense = columns.dense
+
+        def items(at: np.ndarray) -> np.ndarray | None:
+            return dense.items("bitmaps", at)
+
         first = columns.lists("bitmaps").starts[positions]
         if len(starts) == 1:  # one range: where fewer, the non-null rows less the others
             selected = np.maximum(ends[0] - starts[0], 0)
@@ -84,12 +86,12 @@ class EqualityBitmapKind(BucketedBitmapKind):
                 others_ends = np.stack([starts[0], sizes])
                 starts = np.where(flip, others_starts, np.stack([starts[0], starts[0]]))
                 ends = np.where(flip, others_ends, np.stack([ends[0], starts[0]]))
-                union = union_of_items(items, first, starts, ends)
+                union = union_of_items(items, dense.width, first, starts, ends)
                 if union is None:
                     return None
                 union[flip] = ~union[flip]  # the caller keeps only non-null rows
                 return union
-        return union_of_items(items, first, starts, ends)
+        return union_of_items(items, dense.width, first, starts, ends)
 
     def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
         def bitmaps(a: int, b: int) -> list[AbstractBitMap]:

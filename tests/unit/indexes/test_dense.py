@@ -132,7 +132,27 @@ def test_arrays_beyond_the_budget_are_not_made():
     )
     assert dense.full() is None
     assert dense.nonnull() is None
-    assert dense.items("bitmaps") is None
+    assert dense.items("bitmaps", np.array([0])) is None
+
+
+def test_items_are_decoded_as_asked_and_kept():
+    stored = [to_bytes(BitMap(rows)) for rows in ([1, 5], [0, 63, 64], [2])]
+    offsets = np.cumsum([0, *(len(b) for b in stored)])
+    fetched: list[str] = []
+
+    def items(name: str) -> tuple[np.ndarray, memoryview]:
+        fetched.append(name)
+        return offsets, memoryview(b"".join(stored))
+
+    dense = DenseColumns(np.array([70, 70, 70]), lambda _: True, items, lambda: None)
+    first = dense.items("bitmaps", np.array([1]))
+    assert first is not None
+    assert not first.flags.writeable
+    assert [_rows_of(r) for r in first] == [set(), {0, 63, 64}, set()]  # only item 1 read
+    both = dense.items("bitmaps", np.array([2, 0, 1]))
+    assert both is not None
+    assert [_rows_of(r) for r in both] == [{1, 5}, {0, 63, 64}, {2}]
+    assert _rows_of(first[0]) == {1, 5}  # one array, filled in as asked
 
 
 @st.composite
@@ -197,7 +217,9 @@ def test_union_of_items_gathers_each_files_ranges():
     first = np.array([0, 4, 8])
     starts = np.array([[0, 1, 0], [3, 0, 2]])  # two ranges per file
     ends = np.array([[2, 1, 1], [4, 0, 2]])
-    union = union_of_items(items, first, starts, ends)
+    asked: list[np.ndarray] = []
+    union = union_of_items(lambda at: asked.append(at) or items, 2, first, starts, ends)
+    assert sorted(np.concatenate(asked).tolist()) == [0, 1, 3, 8]  # only the items needed
     assert union is not None
     expected = [items[0] | items[1] | items[3], np.zeros(2, dtype=np.uint64), items[8]]
     assert [list(r) for r in union] == [list(e) for e in expected]
