@@ -27,6 +27,7 @@ class Config:
     build_files: int = 20  # files of the SF1 natural layout the build-cost section indexes
     spark_build_files: int = 20
     scale_counts: tuple[int, ...] = (1000, 10000)
+    million_files: bool = False  # the 1M-file prune (its data and index take minutes)
 
 
 QUICK = Config(
@@ -40,6 +41,7 @@ FULL = Config(
     build_files=100,
     spark_build_files=100,
     scale_counts=(1000, 10000, 100000),
+    million_files=True,
 )
 
 

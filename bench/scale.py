@@ -21,7 +21,7 @@ from typing import Any
 import data
 from measure import Config, Section, Table, Target, mb, median, ms, repeat, secs
 from queries import BY_NAME
-from runners import ensure_index
+from runners import ReplicaRunner, ensure_index
 
 import skipindex as si
 
@@ -192,7 +192,66 @@ def run(config: Config) -> Section:
     )
     section.targets.append(_memory_target(memory))
     _large_files(config, section)
+    if config.million_files:
+        _million_files(config, section)
     return section
+
+
+MILLION = {
+    "min-max": PREDICATES["min-max"],
+    "min-max + equality bitmap": f"{PREDICATES['min-max']} AND l_shipmode = 'AIR'",
+}
+MILLION_LIMIT = 5.0
+MILLION_MEMORY = 2 * 1024**3
+
+
+def _million_specs() -> list[Any]:
+    return [si.MinMax("l_shipdate"), si.EqualityBitmap("l_shipmode")]
+
+
+def _million_files(config: Config, section: Section) -> None:
+    """1,000,000 files: the 100k small files, each linked 10 times. Its index is
+    the 100k table's rows copied per link (``ReplicaRunner``): the same segments
+    a build would write, without indexing a million files again."""
+    base = data.small_files(100000)
+    ensure_index(base, specs())
+    table = data.replicated(base, 10)
+    started = time.perf_counter()
+    if ensure_index(table, _million_specs(), ReplicaRunner(base)):
+        print(f"  indexed 1M files (replicated) in {time.perf_counter() - started:.1f} s")
+    rows = []
+    slowest, peak = 0.0, 0
+    for name, where in MILLION.items():
+        result = si.prune(str(table), where)
+        warm = median(repeat(partial(si.prune, str(table), where), config.runs))
+        first = cold(table, where)
+        slowest, peak = max(slowest, warm), max(peak, int(first["hwm"]))
+        rows.append(
+            [
+                name,
+                f"{result.kept:,} / {result.total:,}",
+                secs(warm),
+                f"{secs(first['import'] + first['prune'])} s",
+                mb(int(first["hwm"])),
+            ]
+        )
+    section.tables.append(
+        Table(
+            "1,000,000 files (the 100k files each linked 10 times), min-max on l_shipdate and "
+            "an equality bitmap on l_shipmode",
+            ["predicate", "kept", "warm s", "cold s (import + first prune)", "peak RSS (cold)"],
+            rows,
+            notes=[f"{k}: `{v}`" for k, v in MILLION.items()],
+        )
+    )
+    section.targets.append(
+        Target(
+            "scale-million",
+            "warm prune over 1M files (min-max + one bitmap kind) <= 5 s, memory < 2 GB",
+            f"{secs(slowest)} s (slowest predicate), peak RSS {mb(peak)}",
+            slowest <= MILLION_LIMIT and peak < MILLION_MEMORY,
+        )
+    )
 
 
 LARGE = {
