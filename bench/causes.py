@@ -73,9 +73,27 @@ CAUSES: dict[str, str] = {
     ),
     "scale-warm-3-condition bitmaps": (
         "Met. Since 2026-11-23 bitmaps are combined across files as 64-bit words "
-        "(skipindex/_dense_walk.py): 449 -> 84-97 ms at 10k files. What is left at 10k "
-        "is listing (a stat() per file) and the fixed cost of binding and reading the "
-        "manifest; at 100k files listing is ~0.6 s of a ~0.9 s prune."
+        "(skipindex/_dense_walk.py): 449 -> 84-97 ms at 10k files. Since 2026-11-24 the "
+        "listing is arrays (skipindex/store/listing.py: os.listdir, one stat per name into "
+        "numpy, only kept files sorted) and the path join of an unchanged listing is "
+        "cached (skipindex/coverage.py): 100k files 960 -> 453 ms. What is left is mostly "
+        "the stat() of each file (~3 us), which no listing may skip."
+    ),
+    "readgroups-fast": (
+        "Bounded by the data, not by prune: read() reads exactly the row groups holding a "
+        "match (Q1 25 of 60, Q7 26 of 60: the 'row-group bound' column is all / holding a "
+        "match), so even a free reader of those row groups cannot pass 2.40x for Q1 and "
+        "2.31x for Q7 at SF10; measured 2.33x and 1.87x (full mode, 2026-11-23). A point "
+        "query over 1M-row row groups of unclustered data hits ~40 % of them; clustering "
+        "(skipindex cluster) or smaller row groups move that bound, skipindex's reader "
+        "cannot."
+    ),
+    "scale-million": (
+        "Profiled 2026-11-24 at 1M files (4.1-4.3 s warm): listing 3.7 s, of which stat() "
+        "3.0 s and os.listdir 0.5 s; 2 or 4 threads of stat calls gave 2.96 s and 7.1 s "
+        "(the GIL: each stat_result is built under it), pyarrow's FileSelector 3.2 s. "
+        "Cold, the first prune also reads and decodes the segments: 7.5 s, 1.51 GB peak "
+        "(was 12.1 s, 2.17 GB before equality bitmaps were decoded per value asked for)."
     ),
     "scale-warm-min-max": (
         "Profiled 2026-11-23: of a 100-106 ms warm prune over 10k files, listing takes "

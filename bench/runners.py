@@ -74,8 +74,10 @@ class ReplicaRunner:
             fields[wanted.field] = same[0].field
         rows = read_segments(base, manifest, list(fields.values()), BASE_FIELDS)
         location = locate(job.uri)
-        return [_replica_segment(location, job, number, files, rows, fields)
-                for number, files in enumerate(bins)]
+        return [
+            _replica_segment(location, job, number, files, rows, fields)
+            for number, files in enumerate(bins)
+        ]
 
     def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
         return None

@@ -35,7 +35,8 @@ COLUMNS = {
     "Bloom": {"l_partkey"},
     "3-condition bitmaps": {"l_shipmode", "l_quantity", "l_discount"},
 }
-WARM_LIMIT = {"min-max": 0.1, "Bloom": 0.1, "3-condition bitmaps": 1.0}
+# (files, limit): the 3-condition target is at 100k files (full mode only).
+WARM_LIMIT = {"min-max": (10000, 0.1), "Bloom": (10000, 0.1), "3-condition bitmaps": (100000, 1.0)}
 COLD_LIMIT = 3.0
 TARGET_FILES = 10000
 
@@ -148,8 +149,9 @@ def run(config: Config) -> Section:
             )
             plot[name].append(warm)
             memory.append((count, name, needed, growth))
-            if count == TARGET_FILES:
+            if count == WARM_LIMIT[name][0]:
                 warm_at[name] = warm
+            if count == TARGET_FILES:
                 cold_at[name] = cold_s
     section.tables.append(
         Table(
@@ -171,12 +173,12 @@ def run(config: Config) -> Section:
     )
     section.plot = plot
     for name in PREDICATES:
-        limit = WARM_LIMIT[name]
+        files, limit = WARM_LIMIT[name]
         value = warm_at.get(name)
         section.targets.append(
             Target(
                 f"scale-warm-{name}",
-                f"warm prune over 10k files <= {ms(limit)} ms ({name})",
+                f"warm prune over {files // 1000}k files <= {ms(limit)} ms ({name})",
                 f"{ms(value)} ms" if value is not None else "not measured",
                 None if value is None else value <= limit,
             )
