@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from skipindex._spark import read_parquet_paths
 from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
-from skipindex.row_group_read import plan_splits
+from skipindex.row_group_read import plan_splits, worth_it
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
@@ -44,7 +44,8 @@ def read(
     With ``row_groups`` (the default), a kept file whose possible matches sit in
     row groups holding at most 3/4 of its rows is read by a Python data source
     that opens only those row groups and passes on only the rows the bitmaps
-    left; Spark still filters every row. That source reads every column of those
+    left, when those files skip at least 2M rows in all (below that the source's
+    fixed cost outweighs what it skips); Spark still filters every row. That source reads every column of those
     groups (Spark gives Python sources no column pruning): for a ``count()`` or a
     narrow projection, ``row_groups=False`` may be faster. Only files pyarrow
     reads exactly as Spark does qualify (local, partition columns of a modelled
@@ -105,7 +106,7 @@ def _read_by_row_groups(
     from skipindex._row_group_source import arrow_target, load
 
     splits, whole = plan_splits(result, location, view, arrow_target(schema))
-    if not splits:
+    if not worth_it(splits):
         return None
     frame = load(spark, schema, splits, view)
     if whole:

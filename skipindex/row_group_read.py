@@ -34,13 +34,20 @@ from skipindex.result import PruneResult
 from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
 
-__all__ = ["GROUP_SHARE", "Split", "plan_splits", "read_split"]
+__all__ = ["GROUP_SHARE", "MIN_ROWS_SKIPPED", "Split", "plan_splits", "read_split", "worth_it"]
 
 # A file is read by row groups when the row groups that can match hold at most
 # this share of its rows. pyarrow in a Python task spends about 1.25x Spark's CPU
 # per row group (all columns, TPC-H lineitem), so the break-even is near 0.8;
 # bench section 8 (SF1 Q1): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s.
 GROUP_SHARE = 0.75
+# ...and only when the read skips at least this many rows in all: the Python
+# source costs Spark a second scan, Python workers and an Arrow hand-over, about
+# 0.15-0.2 s in local mode, which skipping fewer rows does not pay back. SF1, 100
+# files of 60k rows (bench section 2, natural order, 9-run medians, 2026-11-24):
+# Q4 by row groups 530 ms, whole kept files 327 ms, Spark on the floor's files
+# 338 ms; SF10 in 1M-row groups (section 8) skips 35M rows and gains 2.3-3.5x.
+MIN_ROWS_SKIPPED = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,11 @@ class Split:
     rows: bytes  # file row numbers that can match, a Roaring portable bitmap
     # The file's partition values as Spark types them: one row, an Arrow IPC stream.
     constants: bytes = b""
+    group_rows: int = 0  # rows in ``groups``
+
+    @property
+    def rows_skipped(self) -> int:
+        return self.num_rows - self.group_rows
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +77,7 @@ class Split:
             "groups": list(self.groups),
             "rows": base64.b64encode(self.rows).decode("ascii"),
             "constants": base64.b64encode(self.constants).decode("ascii"),
+            "group_rows": self.group_rows,
         }
 
     @classmethod
@@ -77,6 +90,7 @@ class Split:
             groups=tuple(int(g) for g in doc["groups"]),
             rows=base64.b64decode(doc["rows"]),
             constants=base64.b64decode(doc["constants"]),
+            group_rows=int(doc["group_rows"]),
         )
 
 
@@ -104,6 +118,11 @@ def plan_splits(
         else:
             splits.append(split)
     return splits, whole
+
+
+def worth_it(splits: Sequence[Split]) -> bool:
+    """Whether reading ``splits`` by row groups skips enough rows to pay for it."""
+    return bool(splits) and sum(s.rows_skipped for s in splits) >= MIN_ROWS_SKIPPED
 
 
 def _in_files(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
@@ -152,7 +171,9 @@ def _split(
         return None
     size, mtime_ms = listed
     constants = _constants(result, at)
-    return Split(path, size, mtime_ms, meta.num_rows, tuple(groups), rows.serialize(), constants)
+    return Split(
+        path, size, mtime_ms, meta.num_rows, tuple(groups), rows.serialize(), constants, group_rows
+    )
 
 
 def _stamp(path: str) -> tuple[int, int]:

@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import skipindex as si
+from skipindex import row_group_read as planning
 from skipindex.build import build_with
-from skipindex.row_group_read import Split, plan_splits, read_split
+from skipindex.row_group_read import Split, plan_splits, read_split, worth_it
 from skipindex.runners import InProcessRunner
 from skipindex.spark_view import SparkView
 from skipindex.store.location import locate
@@ -88,14 +89,29 @@ def test_files_whose_matches_sit_in_few_row_groups_are_read_by_row_groups(tmp_pa
     result, (splits, whole) = _plan(root, "id IN (150, 1250, 1390) AND key = 3")
     by_file = {Path(s.path).name: s for s in splits}
     assert set(by_file) == {"part-0.parquet"}  # 1250 % 7 == 1390 % 7 == 4: only 150 matches
-    assert by_file["part-0.parquet"].groups == (1,)
-    assert list(BitMap.deserialize(by_file["part-0.parquet"].rows)) == [150]
+    split = by_file["part-0.parquet"]
+    assert split.groups == (1,)
+    assert list(BitMap.deserialize(split.rows)) == [150]
+    assert 0 < split.group_rows < split.num_rows
+    assert Split.from_json(split.to_json()) == split
     assert [Path(f).name for f in whole] == []
     assert result.kept == 1
     # A broad condition: the row groups that can match hold most rows, Spark reads it.
     _, (splits, whole) = _plan(root, "key = 3")
     assert splits == []
     assert len(whole) == 3
+
+
+def test_row_groups_are_read_only_when_they_skip_enough_rows(monkeypatch):
+    def split(num_rows: int, group_rows: int) -> Split:
+        return Split("f", 1, 1, num_rows, (0,), b"", group_rows=group_rows)
+
+    assert not worth_it([])
+    monkeypatch.setattr(planning, "MIN_ROWS_SKIPPED", 1000)
+    assert not worth_it([split(600, 100), split(600, 200)])  # 900 rows skipped
+    assert worth_it([split(600, 100), split(600, 100)])  # 1,000
+    monkeypatch.setattr(planning, "MIN_ROWS_SKIPPED", 0)
+    assert not worth_it([])  # nothing to read by row groups
 
 
 @pytest.mark.parametrize(
