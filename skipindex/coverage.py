@@ -38,6 +38,8 @@ def covered_files(
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each listed file: is it covered, and at which segment row (0 if not).
     ``key`` names ``segments`` for as long as they do not change."""
+    if len(segments) == 0:  # an index of no files covers none
+        return np.zeros(len(listing), dtype=bool), np.zeros(len(listing), dtype=np.int64)
     rows = _segment_rows(segments, listing, key)
     found = rows >= 0
     rows = np.where(found, rows, 0)

@@ -45,12 +45,12 @@ def read(
     row groups holding at most 3/4 of its rows is read by a Python data source
     that opens only those row groups and passes on only the rows the bitmaps
     left, when those files skip at least 2M rows in all (below that the source's
-    fixed cost outweighs what it skips); Spark still filters every row. That source reads every column of those
-    groups (Spark gives Python sources no column pruning): for a ``count()`` or a
-    narrow projection, ``row_groups=False`` may be faster. Only files pyarrow
-    reads exactly as Spark does qualify (local, partition columns of a modelled
-    type, flat columns of the table's types, no LEGACY calendar): see
-    :mod:`skipindex.row_group_read`.
+    fixed cost outweighs what it skips); Spark still filters every row. That
+    source reads every column of those groups (Spark gives Python sources no
+    column pruning): for a ``count()`` or a narrow projection,
+    ``row_groups=False`` may be faster. Only files pyarrow reads exactly as Spark
+    does qualify (local, partition columns of a modelled type, flat columns of
+    the table's types, no LEGACY calendar): see :mod:`skipindex.row_group_read`.
     """
     view = SparkView.of_session(spark)
     result = prune(

@@ -11,6 +11,8 @@ import pyarrow.parquet as pq
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
+from skipindex.coverage import covered_files
+from skipindex.store.listing import DataFile, Listing
 
 
 def _write(path: Path, values: list[int]) -> None:
@@ -38,3 +40,11 @@ def test_warm_prunes_see_files_rewritten_added_and_removed(tmp_path: Path):
     changed = si.prune(str(tmp_path), where)
     assert [Path(f).name for f in changed.files] == ["f2.parquet", "f3.parquet"]
     assert (changed.total, changed.covered) == (3, 1)
+
+
+def test_an_index_of_no_files_covers_none():
+    listing = Listing.of([DataFile("a.parquet", 1, 1)])
+    segments = pa.table({"path": pa.array([], pa.string()), "size": [], "mtime_ms": []})
+    covered, rows = covered_files(segments, listing, ("key",))
+    assert covered.tolist() == [False]
+    assert rows.tolist() == [0]
