@@ -22,6 +22,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
+from skipindex.errors import UnsupportedTableError
+
 __all__ = ["DataFile", "Listing", "is_hidden", "list_folder_tree"]
 
 # Extensions that name other formats; Parquet files may have any other name (Hive
@@ -143,7 +145,7 @@ def _list_local(root: str) -> Listing:
             listed = os.listdir(folder)
         except FileNotFoundError:  # removed while listing: as if never there
             continue
-        everything = pa.array(listed, pa.string())
+        everything = _names(folder, listed)
         names = everything.filter(pa.array(~_hidden(everything)))
         kinds, sizes, mtimes = _stat_all(folder, names.to_pylist())
         folders = names.filter(pa.array(kinds == _FOLDER)).to_pylist()
@@ -165,6 +167,26 @@ def _list_local(root: str) -> Listing:
 
 
 _FILE, _FOLDER, _OTHER = 1, 2, 0
+
+
+def _names(folder: str, listed: list[str]) -> pa.Array:
+    """``listed`` as an Arrow array; a name that is not UTF-8 (which Python hands
+    back with surrogate escapes) cannot be indexed or matched, so it is refused."""
+    try:
+        return pa.array(listed, pa.string())
+    except UnicodeEncodeError:
+        bad = next(name for name in listed if _not_utf8(name))
+        raise UnsupportedTableError(
+            f"{folder}: file name {bad!r} is not UTF-8; rename it to index this table"
+        ) from None
+
+
+def _not_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _stat_all(folder: str, names: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

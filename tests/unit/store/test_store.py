@@ -18,6 +18,7 @@ from skipindex.errors import (
     IndexCorruptError,
     IndexFormatVersionError,
     NotATableError,
+    UnsupportedTableError,
 )
 from skipindex.runners import pack_bins
 from skipindex.store import listing as listing_module
@@ -103,6 +104,14 @@ def test_files_deleted_while_listing_are_left_out(tmp_path: Path, monkeypatch):
     listed = locate(tmp_path).list_table()
     assert [f.path for f in listed.files()] == ["a.parquet", "c.parquet"]
     assert listed.sizes.tolist() == [9, 9]
+
+
+def test_a_file_name_that_is_not_utf8_is_refused_by_name(tmp_path: Path):
+    (tmp_path / "ok.parquet").write_bytes(b"x")
+    with open(os.fsencode(tmp_path) + b"/bad\xff.parquet", "wb") as file:
+        file.write(b"x")
+    with pytest.raises(UnsupportedTableError, match=r"bad\\udcff\.parquet.*not UTF-8"):
+        locate(tmp_path).list_table()
 
 
 def test_listing_sorts_only_the_positions_asked_for(tmp_path: Path):
