@@ -248,6 +248,7 @@ def _prune(
         row_groups=groups,
         rows=rows,
         listed=listed,
+        columns=tuple(sorted({split_name(c)[0] for c in columns})),
     )
 
 

@@ -50,6 +50,9 @@ class PruneResult:
     # Files in ``rows`` -> (bytes, mtime in ms) as listed (= as indexed): row numbers
     # hold only while the file is unchanged, so a reader by rows checks this first.
     listed: dict[str, tuple[int, int]] = field(default_factory=dict, repr=False)
+    # The top-level columns the predicate reads (as the table names them): what a
+    # reader of the kept files must decode at least, whatever else it selects.
+    columns: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def kept(self) -> int:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -34,20 +34,39 @@ from skipindex.result import PruneResult
 from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
 
-__all__ = ["GROUP_SHARE", "MIN_ROWS_SKIPPED", "Split", "plan_splits", "read_split", "worth_it"]
+__all__ = [
+    "GROUP_SHARE",
+    "MIN_BYTES_SAVED",
+    "WHERE_BYTES_FACTOR",
+    "Split",
+    "plan_splits",
+    "read_split",
+    "worth_it",
+]
 
 # A file is read by row groups when the row groups that can match hold at most
 # this share of its rows. pyarrow in a Python task spends about 1.25x Spark's CPU
 # per row group (all columns, TPC-H lineitem), so the break-even is near 0.8;
 # bench section 8 (SF1 Q1): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s.
 GROUP_SHARE = 0.75
-# ...and only when the read skips at least this many rows in all: the Python
-# source costs Spark a second scan, Python workers and an Arrow hand-over, about
-# 0.15-0.2 s in local mode, which skipping fewer rows does not pay back. SF1, 100
-# files of 60k rows (bench section 2, natural order, 9-run medians, 2026-11-24):
-# Q4 by row groups 530 ms, whole kept files 327 ms, Spark on the floor's files
-# 338 ms; SF10 in 1M-row groups (section 8) skips 35M rows and gains 2.3-3.5x.
-MIN_ROWS_SKIPPED = 2_000_000
+# ...and when it saves work even for a count(): the source decodes every column
+# of its row groups (Spark cannot tell a Python source which columns the query
+# keeps), while a Spark scan of the whole file may decode only the predicate's
+# columns. Per compressed byte, pyarrow passing on only the candidate rows runs
+# 3-7x faster than Spark filtering every row (SF10, 100 files, count(), medians
+# of 3, 2026-11-24): shuffled Q1 (a point; row groups 1.4x the predicate's bytes)
+# 0.82 s against Spark on the floor's files 2.88 s; Q5 (five equalities, 11.8x)
+# 3.46 s against 2.06 s. So a file saves ``WHERE_BYTES_FACTOR`` x its predicate
+# bytes less its row groups' bytes, and is read by row groups only if that is
+# positive...
+WHERE_BYTES_FACTOR = 4.0
+# ...and the read goes by row groups only when the files together save this
+# many bytes: the source costs Spark a second scan, Python workers and an Arrow
+# hand-over, 0.15-0.2 s in local mode, about what pyarrow takes for 40 MB. SF1,
+# natural, 14 kept files (bench section 2, 9-run medians): Q4 by row groups
+# 530 ms, whole kept files 327 ms; SF10 natural Q5: 11 of 99 files saving 8 MB
+# in all made it 2.85 s against 2.00 s on the floor's files.
+MIN_BYTES_SAVED = 40_000_000
 
 
 @dataclass(frozen=True)
@@ -63,10 +82,14 @@ class Split:
     # The file's partition values as Spark types them: one row, an Arrow IPC stream.
     constants: bytes = b""
     group_rows: int = 0  # rows in ``groups``
+    group_bytes: int = 0  # compressed bytes of ``groups``, every column
+    where_bytes: int = 0  # compressed bytes of the predicate's columns, whole file
 
     @property
-    def rows_skipped(self) -> int:
-        return self.num_rows - self.group_rows
+    def bytes_saved(self) -> float:
+        """About how many bytes of pyarrow's work this split saves (see
+        :data:`WHERE_BYTES_FACTOR`); not positive: Spark had better read it whole."""
+        return WHERE_BYTES_FACTOR * self.where_bytes - self.group_bytes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +101,8 @@ class Split:
             "rows": base64.b64encode(self.rows).decode("ascii"),
             "constants": base64.b64encode(self.constants).decode("ascii"),
             "group_rows": self.group_rows,
+            "group_bytes": self.group_bytes,
+            "where_bytes": self.where_bytes,
         }
 
     @classmethod
@@ -91,6 +116,8 @@ class Split:
             rows=base64.b64decode(doc["rows"]),
             constants=base64.b64decode(doc["constants"]),
             group_rows=int(doc["group_rows"]),
+            group_bytes=int(doc["group_bytes"]),
+            where_bytes=int(doc["where_bytes"]),
         )
 
 
@@ -121,8 +148,8 @@ def plan_splits(
 
 
 def worth_it(splits: Sequence[Split]) -> bool:
-    """Whether reading ``splits`` by row groups skips enough rows to pay for it."""
-    return bool(splits) and sum(s.rows_skipped for s in splits) >= MIN_ROWS_SKIPPED
+    """Whether reading ``splits`` by row groups saves enough to pay for it."""
+    return bool(splits) and sum(s.bytes_saved for s in splits) >= MIN_BYTES_SAVED
 
 
 def _in_files(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
@@ -169,11 +196,35 @@ def _split(
         spark_columns(parquet, in_files, view), str
     ):
         return None
+    where = {name.lower() for name in result.columns}
     size, mtime_ms = listed
-    constants = _constants(result, at)
-    return Split(
-        path, size, mtime_ms, meta.num_rows, tuple(groups), rows.serialize(), constants, group_rows
+    split = Split(
+        path,
+        size,
+        mtime_ms,
+        meta.num_rows,
+        tuple(groups),
+        rows.serialize(),
+        group_rows=group_rows,
+        group_bytes=_bytes(meta, groups),
+        where_bytes=_bytes(meta, range(meta.num_row_groups), where),
     )
+    if split.bytes_saved <= 0:
+        return None
+    return replace(split, constants=_constants(result, at))
+
+
+def _bytes(meta: pq.FileMetaData, groups: Iterable[int], columns: set[str] | None = None) -> int:
+    """Compressed bytes of ``groups``: of every column, or of the top-level
+    ``columns`` (lower-case names) only."""
+    chunks = list(range(meta.num_columns))
+    if columns is not None:
+        chunks = [i for i in chunks if _top_name(meta, i) in columns]
+    return sum(meta.row_group(g).column(i).total_compressed_size for g in groups for i in chunks)
+
+
+def _top_name(meta: pq.FileMetaData, chunk: int) -> str:
+    return str(meta.schema.column(chunk).path).split(".")[0].lower()
 
 
 def _stamp(path: str) -> tuple[int, int]:

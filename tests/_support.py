@@ -18,14 +18,21 @@ from hypothesis import strategies as st
 NAN, INF = float("nan"), float("inf")
 
 
+# ``HYPOTHESIS_PROFILE=soak`` hunts for wrong answers: ten times CI's examples.
+SOAK_FACTOR = 10
+
+
 def full_run() -> bool:
     """CI (``HYPOTHESIS_PROFILE=ci``, set by ``.ci/run``) runs every example and
     round; a developer's run fewer, so ``./dev test -m "not spark"`` stays fast."""
-    return os.environ.get("HYPOTHESIS_PROFILE") == "ci"
+    return os.environ.get("HYPOTHESIS_PROFILE") in ("ci", "soak")
 
 
 def examples(count: int) -> int:
-    """Hypothesis examples for a property test: all in CI, a twentieth (at least 8) else."""
+    """Hypothesis examples for a property test: all in CI, ten times as many in a
+    soak run, a twentieth (at least 8) else."""
+    if os.environ.get("HYPOTHESIS_PROFILE") == "soak":
+        return count * SOAK_FACTOR
     return count if full_run() else max(8, count // 20)
 
 

@@ -17,6 +17,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.register_profile("ci", parent=settings.get_profile("default"), print_blob=True)
+settings.register_profile("soak", parent=settings.get_profile("ci"))
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
@@ -45,7 +46,8 @@ def used_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     import skipindex._row_group_source as source
     import skipindex.row_group_read as planning
 
-    monkeypatch.setattr(planning, "MIN_ROWS_SKIPPED", 1)
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
+    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
 
     calls: list[int] = []
     load = source.load

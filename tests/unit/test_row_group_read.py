@@ -75,8 +75,14 @@ def _table(root: Path, files: int = 3, rows: int = 1200) -> None:
         pq.write_table(table, root / f"part-{k}.parquet", row_group_size=100)
 
 
-def _plan(root: Path, where: str, target: pa.Schema | None = None, view: SparkView | None = None):
-    result = si.prune(str(root), where)
+def _plan(
+    root: Path,
+    where: str,
+    target: pa.Schema | None = None,
+    view: SparkView | None = None,
+    row_level: str = "auto",
+):
+    result = si.prune(str(root), where, row_level=row_level)
     location = locate(str(root))
     schema = pq.read_schema(root / "part-0.parquet")
     return result, plan_splits(result, location, view or SparkView(), target or schema)
@@ -102,15 +108,41 @@ def test_files_whose_matches_sit_in_few_row_groups_are_read_by_row_groups(tmp_pa
     assert len(whole) == 3
 
 
-def test_row_groups_are_read_only_when_they_skip_enough_rows(monkeypatch):
-    def split(num_rows: int, group_rows: int) -> Split:
-        return Split("f", 1, 1, num_rows, (0,), b"", group_rows=group_rows)
+def test_wide_row_groups_against_a_narrow_predicate_are_read_whole(tmp_path, monkeypatch):
+    # The source decodes every column of its row groups; Spark, for a count(),
+    # only the predicate's. Half the row groups of wide text against one small
+    # int column: Spark reading the whole file decodes far less.
+    root = tmp_path / "t"
+    root.mkdir()
+    rows = 1200
+    flag = (np.arange(rows) % 200 == 150).astype(np.int8)  # 1 in every other row group
+    text = pa.array([f"{i:08d}-" * 20 for i in range(rows)])
+    table = pa.table({"flag": flag, "a": text, "b": text})
+    pq.write_table(table, root / "part-0.parquet", row_group_size=100)
+    build_with(str(root), [si.EqualityBitmap("flag")], InProcessRunner())
+    result, (splits, whole) = _plan(root, "flag = 1", row_level="always")
+    assert result.columns == ("flag",)
+    assert splits == []
+    assert [Path(f).name for f in whole] == ["part-0.parquet"]
+    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+    _, (splits, whole) = _plan(root, "flag = 1", row_level="always")
+    assert [s.groups for s in splits] == [tuple(range(1, 12, 2))]
+    assert whole == []
 
+
+def test_row_groups_are_read_only_when_they_save_enough(monkeypatch):
+    def split(group_bytes: int, where_bytes: int) -> Split:
+        return Split("f", 1, 1, 600, (0,), b"", group_bytes=group_bytes, where_bytes=where_bytes)
+
+    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 4.0)
+    assert split(400, 100).bytes_saved == 0  # row groups as costly as Spark's scan
+    assert Split.from_json(split(7, 3).to_json()) == split(7, 3)
     assert not worth_it([])
-    monkeypatch.setattr(planning, "MIN_ROWS_SKIPPED", 1000)
-    assert not worth_it([split(600, 100), split(600, 200)])  # 900 rows skipped
-    assert worth_it([split(600, 100), split(600, 100)])  # 1,000
-    monkeypatch.setattr(planning, "MIN_ROWS_SKIPPED", 0)
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1000)
+    assert not worth_it([split(100, 200), split(100, 99)])  # 700 + 296 bytes saved
+    assert worth_it([split(100, 200), split(100, 100)])  # 700 + 300
+    assert not worth_it([split(100, 400), split(3000, 100)])  # 1,500 - 2,600
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 0)
     assert not worth_it([])  # nothing to read by row groups
 
 
