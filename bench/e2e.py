@@ -22,7 +22,9 @@ from skipindex.runners import SparkRunner
 
 FAST_WHEN_FLOOR_AT_MOST = 0.15  # target: >= 3x faster when the floor is at most 15% of files
 FAST_FACTOR = 3.0
-SLOW_LIMIT = 1.10  # target: at most 10% slower when nothing can be skipped
+# target: at most 10% slower where the floor is at least half the files (the issue
+# says never slower; 10% is what two identical Spark reads differ by here)
+SLOW_LIMIT = 1.10
 FLOOR_LIMIT = 1.10  # target: within 10% of Spark reading only the floor's files...
 FLOOR_BELOW = 0.5  # ...where the floor is below half the files
 
@@ -104,7 +106,7 @@ def run(config: Config) -> Section:
             if share <= FAST_WHEN_FLOOR_AT_MOST:
                 fast.append(label)
                 fast_ok &= speedup >= FAST_FACTOR
-            if result.kept == result.total:
+            if share >= FLOOR_BELOW:
                 slow.append(label)
                 slow_ok &= speedup >= 1 / SLOW_LIMIT
             to_floor = median(skip_t) / median(floor_t)
@@ -156,7 +158,8 @@ def run(config: Config) -> Section:
     section.targets.append(
         Target(
             key="e2e-slow",
-            goal="skipindex.read at most 10% slower where nothing can be skipped",
+            goal="skipindex.read at most 10% slower than plain Spark where the floor is at "
+            "least half the files",
             measured=", ".join(slow) or "no such query in this mode",
             met=slow_ok if slow else None,
         )

@@ -44,13 +44,13 @@ def read(
     With ``row_groups`` (the default), a kept file whose possible matches sit in
     row groups holding at most 3/4 of its rows is read by a Python data source
     that opens only those row groups and passes on only the rows the bitmaps
-    left, when those files skip at least 2M rows in all (below that the source's
-    fixed cost outweighs what it skips); Spark still filters every row. That
-    source reads every column of those groups (Spark gives Python sources no
-    column pruning): for a ``count()`` or a narrow projection,
-    ``row_groups=False`` may be faster. Only files pyarrow reads exactly as Spark
-    does qualify (local, partition columns of a modelled type, flat columns of
-    the table's types, no LEGACY calendar): see :mod:`skipindex.row_group_read`.
+    left; Spark still filters every row. That source reads every column of those
+    groups (Spark gives Python sources no column pruning), so a file goes this
+    way only where its row groups cost less than a Spark scan of its predicate
+    columns would, and only when the files together save enough to repay the
+    source's fixed cost (see :mod:`skipindex.row_group_read`). Only files
+    pyarrow reads exactly as Spark does qualify (local, partition columns of a
+    modelled type, flat columns of the table's types, no LEGACY calendar).
     """
     view = SparkView.of_session(spark)
     result = prune(
