@@ -16,11 +16,13 @@ CAUSES: dict[str, str] = {
         "files kept the ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give "
         "2.8x-4.2x. Prune is 15-40 ms of it: for shuffled Q4, "
         "`spark.read.parquet(*kept).filter(q).count()` takes 431 ms and `si.read` 438 ms "
-        "(7-run medians, 2026-11-22). At SF10 (full mode) the selective queries are 4.6x-5.9x "
-        "(Q4, Q8; floors 16-19%, just outside the class). Natural Q9 keeps 1 file and sits at "
-        "that one-file floor (124 ms at SF1, 175 ms at SF10), while plain Spark needs only "
-        "~270 ms because it skips the other 99 files' row groups by their footer statistics "
-        "itself. A 3x margin on a 270 ms query would need Spark's own fixed cost to shrink."
+        "(7-run medians, 2026-11-22). At SF10 (full mode, 2026-11-24) the selective queries "
+        "are 11x-28x (Q1, Q4, Q7, Q8; floors 17-32%, just outside the class; row groups take "
+        "them to 0.19x-0.34x of Spark on the floor's files). Natural Q9 keeps 1 file and "
+        "sits at that one-file floor (si.read 80 ms, Spark on that one file 90 ms at SF10), "
+        "while plain Spark needs only 170-190 ms because it skips the other 99 files' row "
+        "groups by their footer statistics itself. A 3x margin on a 170 ms query would need "
+        "Spark's own fixed cost to shrink."
     ),
     "e2e-slow": (
         "Met in the 2026-11-23 quick run (0.92x-1.08x); it flips with Spark's own run-to-run "

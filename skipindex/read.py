@@ -45,10 +45,10 @@ def read(
     row groups holding at most 3/4 of its rows is read by a Python data source
     that opens only those row groups and passes on only the rows the bitmaps
     left; Spark still filters every row. That source reads every column of those
-    groups (Spark gives Python sources no column pruning), so a file goes this
-    way only where its row groups cost less than a Spark scan of its predicate
-    columns would, and only when the files together save enough to repay the
-    source's fixed cost (see :mod:`skipindex.row_group_read`). Only files
+    groups (Spark gives Python sources no column pruning), so it is used only
+    when those row groups, all together, cost less than a Spark scan of the
+    files' predicate columns would by enough to repay the source's fixed cost
+    (see :mod:`skipindex.row_group_read`). Only files
     pyarrow reads exactly as Spark does qualify (local, partition columns of a
     modelled type, flat columns of the table's types, no LEGACY calendar).
     """

@@ -57,15 +57,15 @@ GROUP_SHARE = 0.75
 # of 3, 2026-11-24): shuffled Q1 (a point; row groups 1.4x the predicate's bytes)
 # 0.82 s against Spark on the floor's files 2.88 s; Q5 (five equalities, 11.8x)
 # 3.46 s against 2.06 s. So a file saves ``WHERE_BYTES_FACTOR`` x its predicate
-# bytes less its row groups' bytes, and is read by row groups only if that is
-# positive...
+# bytes less its row groups' bytes (negative: it costs)...
 WHERE_BYTES_FACTOR = 4.0
-# ...and the read goes by row groups only when the files together save this
-# many bytes: the source costs Spark a second scan, Python workers and an Arrow
-# hand-over, 0.15-0.2 s in local mode, about what pyarrow takes for 40 MB. SF1,
-# natural, 14 kept files (bench section 2, 9-run medians): Q4 by row groups
-# 530 ms, whole kept files 327 ms; SF10 natural Q5: 11 of 99 files saving 8 MB
-# in all made it 2.85 s against 2.00 s on the floor's files.
+# ...and the read goes by row groups only when the files together save this many
+# bytes: the source costs Spark a second scan, Python workers and an Arrow
+# hand-over, 0.15-0.2 s in local mode, about what pyarrow takes for 40 MB (SF1,
+# natural, 14 kept files, bench section 2, 9-run medians: Q4 by row groups
+# 530 ms, whole kept files 327 ms). All such files or none: splitting them
+# between the source and a Spark scan costs that second scan (SF10 section 8,
+# Q1 with one of 10 files read whole: 3.39 s against 2.97 s).
 MIN_BYTES_SAVED = 40_000_000
 
 
@@ -88,7 +88,7 @@ class Split:
     @property
     def bytes_saved(self) -> float:
         """About how many bytes of pyarrow's work this split saves (see
-        :data:`WHERE_BYTES_FACTOR`); not positive: Spark had better read it whole."""
+        :data:`WHERE_BYTES_FACTOR`); negative where Spark would read it faster."""
         return WHERE_BYTES_FACTOR * self.where_bytes - self.group_bytes
 
     def to_json(self) -> dict[str, Any]:
@@ -209,8 +209,6 @@ def _split(
         group_bytes=_bytes(meta, groups),
         where_bytes=_bytes(meta, range(meta.num_row_groups), where),
     )
-    if split.bytes_saved <= 0:
-        return None
     return replace(split, constants=_constants(result, at))
 
 

@@ -120,14 +120,15 @@ def test_wide_row_groups_against_a_narrow_predicate_are_read_whole(tmp_path, mon
     table = pa.table({"flag": flag, "a": text, "b": text})
     pq.write_table(table, root / "part-0.parquet", row_group_size=100)
     build_with(str(root), [si.EqualityBitmap("flag")], InProcessRunner())
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
     result, (splits, whole) = _plan(root, "flag = 1", row_level="always")
     assert result.columns == ("flag",)
-    assert splits == []
-    assert [Path(f).name for f in whole] == ["part-0.parquet"]
-    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
-    _, (splits, whole) = _plan(root, "flag = 1", row_level="always")
     assert [s.groups for s in splits] == [tuple(range(1, 12, 2))]
     assert whole == []
+    assert splits[0].group_bytes > 4 * splits[0].where_bytes > 0
+    assert not worth_it(splits)
+    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+    assert worth_it(splits)
 
 
 def test_row_groups_are_read_only_when_they_save_enough(monkeypatch):
