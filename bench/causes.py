@@ -85,7 +85,7 @@ CAUSES: dict[str, str] = {
         "Bounded by the data, not by prune: read() reads exactly the row groups holding a "
         "match (Q1 25 of 60, Q7 26 of 60: the 'row-group bound' column is all / holding a "
         "match), so even a free reader of those row groups cannot pass 2.40x for Q1 and "
-        "2.31x for Q7 at SF10; measured 2.33x and 1.87x (full mode, 2026-11-23). A point "
+        "2.31x for Q7 at SF10; measured 2.37x and 2.23x (full mode, 2026-11-24). A point "
         "query over 1M-row row groups of unclustered data hits ~40 % of them; clustering "
         "(skipindex cluster) or smaller row groups move that bound, skipindex's reader "
         "cannot."
