@@ -30,6 +30,7 @@ import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from skipindex.errors import TableChangedError
+from skipindex.page_read import PagedFile
 from skipindex.result import PruneResult
 from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
@@ -263,25 +264,51 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     if not split.groups:
         return
     typed = pa.schema([file_schema(parquet).field(name) for name in read])
+    short = _short_strings(meta, split.groups[0], typed)
     # One thread per task (Spark runs a task per core), the column chunks fetched
     # in one go, and few-valued strings kept as dictionaries until the take.
-    parquet = open_file(
-        split.path,
-        metadata=meta,
-        pre_buffer=True,
-        read_dictionary=_short_strings(meta, split.groups[0], typed),
-    )
+    parquet = open_file(split.path, metadata=meta, pre_buffer=True, read_dictionary=short)
+    paged = PagedFile.open(split.path)
     rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
     starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
-    for group in split.groups:
-        lo, hi = np.searchsorted(rows, [starts[group], starts[group + 1]])
-        wanted = pa.array(rows[lo:hi] - starts[group])
-        if not len(wanted):
-            continue
-        raw = parquet.read_row_group(group, columns=read, use_threads=False)
-        table = raw.take(wanted).cast(typed)
-        columns = [_column(field, table, pick_of, constants, len(wanted)) for field in target]
-        yield pa.RecordBatch.from_arrays(columns, schema=target)
+    try:
+        for group in split.groups:
+            lo, hi = np.searchsorted(rows, [starts[group], starts[group + 1]])
+            wanted = rows[lo:hi] - starts[group]
+            if not len(wanted):
+                continue
+            values = _group_values(parquet, paged, group, wanted, read, short)
+            table = pa.table([values[name] for name in read], names=read).cast(typed)
+            columns = [_column(field, table, pick_of, constants, len(wanted)) for field in target]
+            yield pa.RecordBatch.from_arrays(columns, schema=target)
+    finally:
+        if paged is not None:
+            paged.close()
+
+
+def _group_values(
+    parquet: pq.ParquetFile,
+    paged: PagedFile | None,
+    group: int,
+    wanted: np.ndarray,
+    read: list[str],
+    short: list[str],
+) -> dict[str, pa.Array]:
+    """Per column in ``read``, its values at rows ``wanted`` of row group
+    ``group``: from the few pages holding them where that pays, else from
+    the whole column chunks, read together."""
+    values = {}
+    if paged is not None:
+        for name in read:
+            column = paged.column_values(group, name, wanted, dictionary=name in short)
+            if column is not None:
+                values[name] = column
+    rest = [name for name in read if name not in values]
+    if rest:
+        whole = parquet.read_row_group(group, columns=rest, use_threads=False)
+        taken = whole.take(pa.array(wanted))
+        values.update((name, taken.column(name).combine_chunks()) for name in rest)
+    return values
 
 
 # Dictionary-encoded strings of at most this many bytes per value (the indices,

@@ -10,13 +10,22 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
+from skipindex.page_read import PagedFile
 
 pytestmark = pytest.mark.spark
 
 ROWS = 6000
 
 
-def _spark_table(spark, root: Path) -> None:
+# parquet-mr cuts a page every 25 rows: a few candidates sit in few pages.
+SMALL_PAGES = {
+    "parquet.page.row.count.limit": "25",
+    "parquet.page.size.row.check.min": "1",
+    "parquet.page.size.row.check.max": "1",
+}
+
+
+def _spark_table(spark, root: Path, **options: str) -> None:
     frame = spark.range(0, ROWS, 1, 3).selectExpr(
         "id",
         "CAST(id % 97 AS INT) AS Key",  # the index and the queries say `key`
@@ -26,14 +35,21 @@ def _spark_table(spark, root: Path) -> None:
         "DATE_ADD(DATE'2000-01-01', CAST(id % 400 AS INT)) AS d",
         "CASE WHEN id % 11 = 0 THEN NULL ELSE CAST(id AS DOUBLE) / 3 END AS x",
     )
-    frame.write.option("parquet.block.size", 8192).parquet(str(root))
+    frame.write.options(**{"parquet.block.size": "8192", **options}).parquet(str(root))
 
 
-def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_row_groups):
+@pytest.mark.parametrize("pages", [{}, SMALL_PAGES], ids=["pages-whole", "pages-small"])
+def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_row_groups, pages):
     root = tmp_path / "t"
-    _spark_table(spark, root)
+    _spark_table(spark, root, **pages)
     files = sorted(root.glob("*.parquet"))
     assert all(pq.ParquetFile(f).metadata.num_row_groups >= 4 for f in files)
+    paged = PagedFile.open(str(files[0]))
+    assert paged is not None
+    page_rows = paged.page_rows(0, "s")
+    paged.close()
+    assert page_rows is not None
+    assert (max(page_rows) <= 25) == bool(pages)
     si.build_index(str(root), [si.BitSlicedBitmap("id"), si.EqualityBitmap("key")], spark=spark)
     previous = spark.conf.get("spark.sql.session.timeZone")
     spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")

@@ -45,12 +45,20 @@ def _file_and_rows(draw: st.DrawFn) -> tuple[pa.Table, int, list[int]]:
 
 
 @settings(max_examples=examples(60))
-@given(case=_file_and_rows(), int96=st.booleans(), upper=st.booleans())
-def test_a_split_passes_on_exactly_its_candidate_rows(tmp_path_factory, case, int96, upper):
+@given(case=_file_and_rows(), int96=st.booleans(), upper=st.booleans(), pages=st.booleans())
+def test_a_split_passes_on_exactly_its_candidate_rows(tmp_path_factory, case, int96, upper, pages):
     table, group_rows, candidates = case
     written = table.rename_columns([n.upper() if upper else n for n in table.column_names])
     path = tmp_path_factory.mktemp("split") / "f.parquet"
-    pq.write_table(written, path, row_group_size=group_rows, use_deprecated_int96_timestamps=int96)
+    # pages: a page per row, so few candidates are read from their pages alone
+    paging = {"write_batch_size": 1, "data_page_size": 1} if pages else {}
+    pq.write_table(
+        written,
+        path,
+        row_group_size=group_rows,
+        use_deprecated_int96_timestamps=int96,
+        **paging,
+    )
     groups = tuple(sorted({r // group_rows for r in candidates}))
     target = pa.schema([*TARGET, pa.field("absent", pa.int32())])
     stat = os.stat(path)
