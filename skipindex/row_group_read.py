@@ -3,8 +3,10 @@
 Exact bitmaps often know that a kept file's matches sit in a few of its row
 groups, and which rows those are (:attr:`PruneResult.rows`). For such files
 :func:`skipindex.read` hands Spark a Python data source (``_row_group_source``)
-that opens only those row groups with pyarrow and passes on only those rows.
-Spark still applies ``where`` to every row it gets, so this can only read less.
+that opens only those row groups with pyarrow and passes on only those rows,
+decoding of each column only the pages that hold them where that pays
+(:mod:`skipindex.page_read`). Spark still applies ``where`` to every row it gets,
+so this can only read less.
 
 A file is read this way only where pyarrow provably reads what Spark's Parquet
 reader would (:func:`~skipindex.spark_view.spark_columns`: flat columns of the
