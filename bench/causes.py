@@ -82,13 +82,15 @@ CAUSES: dict[str, str] = {
         "the stat() of each file (~3 us), which no listing may skip."
     ),
     "readgroups-fast": (
-        "Bounded by the data, not by prune: read() reads exactly the row groups holding a "
-        "match (Q1 25 of 60, Q7 26 of 60: the 'row-group bound' column is all / holding a "
-        "match), so even a free reader of those row groups cannot pass 2.40x for Q1 and "
-        "2.31x for Q7 at SF10; measured 2.37x and 2.23x (full mode, 2026-11-24). A point "
-        "query over 1M-row row groups of unclustered data hits ~40 % of them; clustering "
-        "(skipindex cluster) or smaller row groups move that bound, skipindex's reader "
-        "cannot."
+        "Met at SF10 (full mode, 2026-11-24: 8.5x-13.6x, past the 2.3x-3.8x 'row-group "
+        "bound' since read() decodes only the pages holding candidate rows; before that, "
+        "reading whole row groups, 2.37x/3.20x/2.23x/4.27x). Missed at SF1 (quick mode) by "
+        "fixed cost, not by reading: plain Spark needs 0.54-0.62 s for Q1/Q7 there, and "
+        "read() spends about 0.3 s before reading a row (prune 10 ms warm, plus Spark's "
+        "second job, Python workers and the Arrow hand-over; Q4 and Q8, which read fewer "
+        "row groups, take 0.29-0.33 s in all). Reading Q1's 18 row groups in one process "
+        "takes 0.32 s, of which Thrift page headers walked in Python ~30 % and pyarrow's "
+        "decode of the pages kept ~35 % (cProfile, 2026-11-24)."
     ),
     "scale-million": (
         "Profiled 2026-11-24 at 1M files (4.1-4.3 s warm): listing 3.7 s, of which stat() "

@@ -3,8 +3,8 @@
 TPC-H lineitem in the generator's order, cut into 10 files (quick: SF1 with
 100,000-row row groups; full: SF10 with 1M-row row groups, about 250 MB a file),
 bitmaps configuration. File skipping keeps every file for these queries; read()
-still opens only the row groups the bitmaps leave, and passes on only their
-candidate rows. Timed three ways with Spark local[2]: plain Spark, read() with
+still opens only the row groups the bitmaps leave, decodes in them only the pages
+holding candidate rows, and passes on only those rows. Timed three ways with Spark local[2]: plain Spark, read() with
 ``row_groups=False`` (whole kept files), and read() (prune included). Each side
 writes every column to Spark's ``noop`` sink, as a reader of rows pays; a
 ``count()`` would let Spark read only the predicate's columns, while the Python
@@ -61,8 +61,9 @@ def run(config: Config) -> Section:
             "(whole kept files), and `skipindex.read` (only the row groups that can match, "
             "prune included). Medians of rotating runs (5; 3 at SF10) after a warm-up; "
             "row counts asserted equal to DuckDB's. Row groups: read by `read()` / holding a "
-            "match (DuckDB's `file_row_number`) / all; the best a row-group reader can do is "
-            "all / holding a match."
+            "match (DuckDB's `file_row_number`) / all; the best a reader of whole row groups can "
+            "do is all / holding a match (the 'row-group bound'): read() passes it by "
+            "decoding, in those row groups, only the pages that hold candidate rows."
         ),
     )
     rows: list[list[str]] = []

@@ -8,9 +8,10 @@
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
 rowgroups (7), readgroups (8). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
-in bench/data/results/, so a run with --only re-renders the report with the
-other sections' latest results (each says its own mode and date); the latest
---full results are shown after the quick ones.
+in bench/results/ (committed, so they outlive the data and a fresh clone), and a
+run with --only re-renders the report with the other sections' latest results
+(each says its own mode and date); the latest --full results are shown after
+the quick ones.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from measure import FULL, QUICK, Config, Section, Table, Target, machine
 from report import ORDER, plot, render
 
 HERE = Path(__file__).resolve().parent
-RESULTS = data.DATA / "results"
+RESULTS = HERE / "results"
 MODES = ("quick", "full")
 ALIASES = {
     "sizes": "size",
@@ -128,7 +129,7 @@ def saved_runs() -> dict[str, dict[str, Any]]:
 
 
 def write_report() -> int:
-    """RESULTS.md and results.png from bench/data/results."""
+    """RESULTS.md and results.png from bench/results."""
     sections = saved_sections()
     if not sections:
         print("no saved results: run the benchmarks first", file=sys.stderr)
