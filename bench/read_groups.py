@@ -4,11 +4,12 @@ TPC-H lineitem in the generator's order, cut into 10 files (quick: SF1 with
 100,000-row row groups; full: SF10 with 1M-row row groups, about 250 MB a file),
 bitmaps configuration. File skipping keeps every file for these queries; read()
 still opens only the row groups the bitmaps leave, decodes in them only the pages
-holding candidate rows, and passes on only those rows. Timed three ways with Spark local[2]: plain Spark, read() with
-``row_groups=False`` (whole kept files), and read() (prune included). Each side
-writes every column to Spark's ``noop`` sink, as a reader of rows pays; a
-``count()`` would let Spark read only the predicate's columns, while the Python
-data source behind read()'s row groups reads every column of those groups.
+holding candidate rows, and passes on only those rows. Timed three ways with Spark
+local[2]: plain Spark, read() with ``row_groups=False`` (whole kept files), and
+read() (prune included). Each side writes every column to Spark's ``noop`` sink,
+as a reader of rows pays; a ``count()`` would let Spark read only the predicate's
+columns, while the Python data source behind read()'s row groups reads every
+column of those groups.
 """
 
 from __future__ import annotations
