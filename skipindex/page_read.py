@@ -73,8 +73,9 @@ class PagedFile:
         except (OSError, ValueError):  # ValueError: an empty file
             return None  # the chunk reader says what is wrong
         footer = _footer(data)
-        if footer is None or 8 in footer or 2 not in footer or 4 not in footer:
-            data.close()  # 8: encryption_algorithm
+        # 1, 2, 4: version, schema, row groups; 8: encryption_algorithm
+        if footer is None or 8 in footer or not all(k in footer for k in (1, 2, 4)):
+            data.close()
             return None
         paged = cls(data, footer)
         stores_schema = any(pair[1][1] == _ARROW_SCHEMA for pair in _items(footer, 5))
@@ -110,12 +111,15 @@ class PagedFile:
             return None
         local = np.concatenate([[0], np.cumsum(pages.rows[keep])])
         offsets = rows - first[at] + local[np.searchsorted(keep, at)]
-        parquet = open_file(
-            pa.BufferReader(self._file_of(element, meta, pages, keep)),
-            pre_buffer=False,
-            read_dictionary=[name] if dictionary else None,
-        )
-        values = parquet.read(use_threads=False).column(0).combine_chunks()
+        try:
+            parquet = open_file(
+                pa.BufferReader(self._file_of(element, meta, pages, keep)),
+                pre_buffer=False,
+                read_dictionary=[name] if dictionary else None,
+            )
+            values = parquet.read(use_threads=False).column(0).combine_chunks()
+        except (pa.ArrowException, OSError, KeyError):
+            return None  # the whole chunk's read decodes it, or says what is wrong
         return values.take(pa.array(offsets, pa.int64()))
 
     def _chunk(self, group: int, name: str) -> tuple[Struct, _Pages, int] | None:

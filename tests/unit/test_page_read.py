@@ -161,3 +161,18 @@ def test_a_footer_survives_a_thrift_round_trip_byte_for_byte(tmp_path):
     footer, end = thrift.load(footer_bytes)
     assert end == length
     assert thrift.dump(footer) == footer_bytes
+
+
+def test_pages_pyarrow_cannot_decode_are_left_to_the_chunk_reader(tmp_path):
+    path = _paged_file(tmp_path, use_dictionary=False, compression="snappy")
+    data = bytearray(path.read_bytes())
+    start = pq.ParquetFile(path).metadata.row_group(0).column(0).data_page_offset
+    _, body = thrift.load(bytes(data), start)
+    data[body : body + 8] = b"\xff" * 8  # the first page's snappy stream, broken
+    path.write_bytes(bytes(data))
+    paged = PagedFile.open(str(path))
+    assert paged is not None
+    assert paged.page_rows(0, "x") is not None  # its headers still add up
+    assert paged.column_values(0, "x", np.array([5])) is None
+    with pytest.raises(OSError, match=r"(?i)snappy|corrupt|invalid|decompress"):
+        pq.read_table(path, columns=["x"])  # what the whole-chunk read then reports
