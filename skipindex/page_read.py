@@ -62,6 +62,7 @@ class PagedFile:
         self._footer = footer
         self._columns = _top_level_leaves(_items(footer, 2))
         self._stored = _stored_schema(footer)
+        self._stored_fields: dict[int, Struct | None] = {}  # per schema element
 
     @classmethod
     def open(cls, path: str) -> PagedFile | None:
@@ -153,7 +154,7 @@ class PagedFile:
         end = start + int(meta[7][1])
         if end > len(self._data) - 8:
             return None
-        dictionary = (start, start, 0)
+        dictionary: tuple[int, int, int] | None = None
         starts: list[int] = []
         ends: list[int] = []
         uncompressed: list[int] = []
@@ -166,7 +167,7 @@ class PagedFile:
             page_end = body + int(header[3][1])
             kind = int(header[1][1])
             size = page_end - at + int(header[2][1]) - int(header[3][1])
-            if kind == _DICTIONARY_PAGE and not starts and dictionary[1] == start:
+            if kind == _DICTIONARY_PAGE and not starts and dictionary is None:
                 dictionary = (at, page_end, size)
             elif kind == _DATA_PAGE:
                 starts.append(at)
@@ -183,7 +184,7 @@ class PagedFile:
         if at != end or sum(rows) != group_rows or min(rows, default=-1) < 0:
             return None
         return _Pages(
-            dictionary,
+            dictionary or (start, start, 0),
             np.array(starts, np.int64),
             np.array(ends, np.int64),
             np.array(uncompressed, np.int64),
@@ -227,7 +228,9 @@ class PagedFile:
             3: (I64, rows),
             4: (thrift.LIST, (STRUCT, [row_group])),
         }
-        stored = self._stored_field(schema[element])
+        if element not in self._stored_fields:
+            self._stored_fields[element] = self._stored_field(schema[element])
+        stored = self._stored_fields[element]
         if stored is not None:
             footer[5] = (thrift.LIST, (STRUCT, [stored]))
         if 6 in self._footer:
@@ -273,7 +276,7 @@ def _stored_schema(footer: Struct) -> pa.Schema | None:
 
 def _items(struct: Struct, field: int) -> list[Any]:
     """The elements of list field ``field`` (none where it is absent)."""
-    return list(struct[field][1][1]) if field in struct else []
+    return struct[field][1][1] if field in struct else []
 
 
 def _name(element: Struct) -> str:
