@@ -78,7 +78,11 @@ class PagedFile:
         if footer is None or 8 in footer or not all(k in footer for k in (1, 2, 4)):
             data.close()
             return None
-        paged = cls(data, footer)
+        try:
+            paged = cls(data, footer)
+        except (KeyError, IndexError, TypeError, UnicodeDecodeError):
+            data.close()  # a schema without names or counts where Parquet requires them
+            return None
         stores_schema = any(pair[1][1] == _ARROW_SCHEMA for pair in _items(footer, 5))
         if stores_schema and paged._stored is None:
             paged.close()

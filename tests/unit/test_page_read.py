@@ -135,6 +135,17 @@ def test_files_it_cannot_read_open_as_none(tmp_path):
     assert PagedFile.open(str(junk)) is None
 
 
+def test_a_footer_whose_schema_lacks_a_name_opens_as_none(tmp_path):
+    path = _paged_file(tmp_path)
+    data = path.read_bytes()
+    length = int.from_bytes(data[-8:-4], "little")
+    footer, _ = thrift.load(data[-8 - length : -8])
+    del footer[2][1][1][1][4]  # the first column's name, which Parquet requires
+    encoded = thrift.dump(footer)
+    path.write_bytes(data[: -8 - length] + encoded + len(encoded).to_bytes(4, "little") + b"PAR1")
+    assert PagedFile.open(str(path)) is None
+
+
 def test_a_page_header_that_does_not_add_up_declines(tmp_path):
     path = _paged_file(tmp_path, use_dictionary=False, compression="none")
     data = bytearray(path.read_bytes())
