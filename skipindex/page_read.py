@@ -18,28 +18,60 @@ chunk whole: this path may only ever save work, never change a value.
 from __future__ import annotations
 
 import base64
+import math
 import mmap
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from skipindex import _thrift as thrift
 from skipindex._thrift import I32, I64, STRUCT, Struct, ThriftError
 from skipindex.spark_view import open_file
 
-__all__ = ["PAGE_SHARE", "PagedFile"]
+__all__ = ["PAGE_BYTES", "PAGE_ROWS", "PAGE_SHARE", "PagedFile", "expected_bytes"]
 
 # Decode by pages only when the pages kept hold at most this share of the
 # chunk's data bytes; above it, a plain read of the chunk with the rest of the
 # row group costs less than a second file open per column.
 PAGE_SHARE = 0.5
+# Writers close a data page at about this many uncompressed bytes or this many
+# rows, whichever comes first (the defaults of parquet-mr, so of Spark, and of
+# pyarrow 26). Planning counts a chunk's pages from them without reading the
+# page headers; a writer with larger pages makes the plan too hopeful, which
+# costs time (the read falls back to whole chunks), never a row.
+PAGE_BYTES = 1 << 20
+PAGE_ROWS = 20_000
 
 _MAGIC = b"PAR1"
 _ARROW_SCHEMA = b"ARROW:schema"
 _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = range(4)
 _REPEATED = 2
+
+
+def expected_bytes(chunk: pq.ColumnChunkMetaData, rows: np.ndarray) -> float:
+    """About the compressed bytes read of a column chunk for its ``rows``
+    (sorted, counted from the row group's first), from its footer entry alone:
+    its pages taken as equal runs of rows, the dictionary page and the pages
+    holding ``rows``, or the whole chunk where those would be more than
+    :data:`PAGE_SHARE` of it (as :meth:`PagedFile.column_values` decides from the
+    real page headers)."""
+    whole = float(chunk.total_compressed_size)
+    if not len(rows):
+        return 0.0
+    by_bytes = math.ceil(chunk.total_uncompressed_size / PAGE_BYTES)
+    pages: int = max(1, by_bytes, math.ceil(chunk.num_values / PAGE_ROWS))
+    page_of = rows * pages // max(chunk.num_values, 1)
+    share = (1 + int(np.count_nonzero(np.diff(page_of)))) / pages
+    if share > PAGE_SHARE:
+        return whole
+    first = chunk.dictionary_page_offset if chunk.has_dictionary_page else None
+    dictionary = float(
+        min(max(chunk.data_page_offset - (first or chunk.data_page_offset), 0), whole)
+    )
+    return dictionary + (whole - dictionary) * share
 
 
 @dataclass(frozen=True)

@@ -41,10 +41,11 @@ def read(
     table, not just the kept files), an empty result has the table's schema, and
     listing many paths runs no Spark job.
 
-    With ``row_groups`` (the default), a kept file whose possible matches sit in
-    row groups holding at most 3/4 of its rows is read by a Python data source
-    that opens only those row groups and passes on only the rows the bitmaps
-    left; Spark still filters every row. That source reads every column of those
+    With ``row_groups`` (the default), a kept file of which the row groups and
+    pages holding candidate rows cost at most 3/4 of its bytes is read by a
+    Python data source that opens only those row groups (and, in them, only
+    those pages) and passes on only the rows the bitmaps left; Spark still
+    filters every row. That source reads every column of those
     groups (Spark gives Python sources no column pruning), so it is used only
     when those row groups, all together, cost less than a Spark scan of the
     files' predicate columns would by enough to repay the source's fixed cost

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from skipindex.errors import TableChangedError
-from skipindex.page_read import PagedFile
+from skipindex.page_read import PagedFile, expected_bytes
 from skipindex.result import PruneResult
 from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
@@ -47,10 +47,13 @@ __all__ = [
     "worth_it",
 ]
 
-# A file is read by row groups when the row groups that can match hold at most
-# this share of its rows. pyarrow in a Python task spends about 1.25x Spark's CPU
-# per row group (all columns, TPC-H lineitem), so the break-even is near 0.8;
-# bench section 8 (SF1 Q1): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s.
+# A file is read by row groups when what the source reads of it (the row groups
+# holding candidate rows, and in them only the pages holding some where that
+# pays: :func:`~skipindex.page_read.expected_bytes`) is at most this share of its
+# compressed bytes. pyarrow in a Python task spends about 1.25x Spark's CPU per
+# row group (all columns, TPC-H lineitem), so the break-even is near 0.8; bench
+# section 8 (SF1 Q1, whole row groups): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain
+# Spark 1.33 s. A file of one row group qualifies when few of its pages are hit.
 GROUP_SHARE = 0.75
 # ...and when it saves work even for a count(): the source decodes every column
 # of its row groups (Spark cannot tell a Python source which columns the query
@@ -85,7 +88,7 @@ class Split:
     # The file's partition values as Spark types them: one row, an Arrow IPC stream.
     constants: bytes = b""
     group_rows: int = 0  # rows in ``groups``
-    group_bytes: int = 0  # compressed bytes of ``groups``, every column
+    group_bytes: int = 0  # about the compressed bytes read of ``groups`` (pages or chunks)
     where_bytes: int = 0  # compressed bytes of the predicate's columns, whole file
 
     @property
@@ -131,7 +134,7 @@ def plan_splits(
     files Spark reads whole. ``target``: the table's columns as Spark hands them
     to a Python data source (Arrow types, timestamps in UTC)."""
     eligible = (
-        result.row_groups
+        result.rows
         and all(p.type is not None and is_flat(p.type) for p in result.partitions)
         and isinstance(location.fs, pafs.LocalFileSystem)
         and all(is_flat(f.type) for f in target)
@@ -179,10 +182,9 @@ def _split(
 ) -> Split | None:
     """The ``at``-th kept file's split, or None when Spark should read it whole."""
     file = result.files[at]
-    groups = result.row_groups.get(file)
     rows = result.rows.get(file)
     listed = result.listed.get(file)
-    if groups is None or rows is None or listed is None:
+    if rows is None or listed is None:
         return None
     if not file.startswith(location.user_root + "/"):
         return None
@@ -194,8 +196,19 @@ def _split(
     except (OSError, pa.ArrowException):
         return None  # Spark reports what is wrong with it
     meta = parquet.metadata
+    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+    positions = np.asarray(rows.to_array(), dtype=np.int64)
+    bounds = np.searchsorted(positions, starts)
+    groups = tuple(np.flatnonzero(np.diff(bounds)).tolist())
     group_rows = sum(meta.row_group(g).num_rows for g in groups)
-    if group_rows > GROUP_SHARE * meta.num_rows or isinstance(
+    group_bytes = sum(
+        expected_bytes(
+            meta.row_group(g).column(i), positions[bounds[g] : bounds[g + 1]] - starts[g]
+        )
+        for g in groups
+        for i in range(meta.num_columns)
+    )
+    if group_bytes > GROUP_SHARE * _bytes(meta, range(meta.num_row_groups)) or isinstance(
         spark_columns(parquet, in_files, view), str
     ):
         return None
@@ -206,10 +219,10 @@ def _split(
         size,
         mtime_ms,
         meta.num_rows,
-        tuple(groups),
+        groups,
         rows.serialize(),
         group_rows=group_rows,
-        group_bytes=_bytes(meta, groups),
+        group_bytes=round(group_bytes),
         where_bytes=_bytes(meta, range(meta.num_row_groups), where),
     )
     return replace(split, constants=_constants(result, at))

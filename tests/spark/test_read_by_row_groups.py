@@ -25,8 +25,8 @@ SMALL_PAGES = {
 }
 
 
-def _spark_table(spark, root: Path, **options: str) -> None:
-    frame = spark.range(0, ROWS, 1, 3).selectExpr(
+def _spark_table(spark, root: Path, rows: int = ROWS, files: int = 3, **options: str) -> None:
+    frame = spark.range(0, rows, 1, files).selectExpr(
         "id",
         "CAST(id % 97 AS INT) AS Key",  # the index and the queries say `key`
         "CONCAT('s', CAST(id AS STRING), CASE WHEN id % 5 = 0 THEN 'é' ELSE '' END) AS s",
@@ -71,6 +71,33 @@ def test_rows_read_by_row_groups_are_the_rows_spark_reads(spark, tmp_path, used_
             assert used_row_groups == ([by_groups] if by_groups else []), where
             whole = si.read(spark, str(root), where, row_groups=False)
             assert sorted(map(repr, whole.collect())) == expected, where
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", previous)
+
+
+def test_a_file_spark_wrote_as_one_row_group_is_read_by_its_pages(spark, tmp_path, used_row_groups):
+    # Spark's default 128 MB row groups: a file this small is one row group, of
+    # ten pages of 20,000 rows; a few candidate rows are read from their pages alone.
+    root = tmp_path / "t"
+    _spark_table(spark, root, rows=200_000, files=1, **{"parquet.block.size": str(128 << 20)})
+    [file] = sorted(root.glob("*.parquet"))
+    assert pq.ParquetFile(file).metadata.num_row_groups == 1
+    si.build_index(str(root), [si.BitSlicedBitmap("id"), si.EqualityBitmap("key")], spark=spark)
+    previous = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        table = spark.read.parquet(str(root))
+        cases = {  # query -> read by pages
+            "id = 77777": True,
+            "id IN (10, 99999) OR (key = 3 AND id BETWEEN 41000 AND 41200)": True,
+            "key = 5 AND id < 3000 AND ts >= TIMESTAMP '2000-01-02 00:00:00'": True,  # one page
+            "key = 96": False,  # candidate rows in every page
+        }
+        for where, by_pages in cases.items():
+            used_row_groups.clear()
+            expected = sorted(map(repr, table.filter(where).collect()))
+            assert sorted(map(repr, si.read(spark, str(root), where).collect())) == expected, where
+            assert used_row_groups == ([1] if by_pages else []), where
     finally:
         spark.conf.set("spark.sql.session.timeZone", previous)
 

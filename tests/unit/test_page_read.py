@@ -108,6 +108,30 @@ def test_a_point_reads_one_page_and_many_rows_read_the_chunk(tmp_path):
     assert paged.column_values(0, "x", np.arange(0, 1000, 7)) is None  # every page: read whole
 
 
+def test_planning_expects_about_the_pages_a_read_decodes(tmp_path):
+    # 8 MB of int64 in pages of about 1 MiB (the writers' default) and a small
+    # dictionary-encoded column: the estimate from the footer alone.
+    path = tmp_path / "f.parquet"
+    rows = 1 << 20
+    table = pa.table({"x": np.arange(rows), "s": [f"v{k % 7}" for k in range(rows)]})
+    pq.write_table(table, path, compression="none", use_dictionary=["s"])
+    x, s = (pq.read_metadata(path).row_group(0).column(i) for i in range(2))
+    paged = PagedFile.open(str(path))
+    assert paged is not None
+    pages = len(paged.page_rows(0, "x"))
+    paged.close()
+    assert pages >= 8
+    page = x.total_compressed_size / pages
+    one = page_read.expected_bytes(x, np.array([500_000]))
+    assert page / 2 < one < 2 * page
+    assert page_read.expected_bytes(x, np.array([], np.int64)) == 0.0
+    assert page_read.expected_bytes(x, np.arange(700_000, 700_500)) < 3 * page  # clustered
+    every_page = np.arange(0, rows, rows // pages)
+    assert page_read.expected_bytes(x, every_page) == x.total_compressed_size  # the chunk whole
+    dictionary = s.data_page_offset - s.dictionary_page_offset
+    assert dictionary < page_read.expected_bytes(s, np.array([5])) < s.total_compressed_size / 2
+
+
 def test_nested_and_repeated_columns_are_left_to_the_chunk_reader(tmp_path):
     path = tmp_path / "f.parquet"
     table = pa.table(

@@ -229,3 +229,25 @@ def test_partition_values_are_passed_on_as_constants(tmp_path):
         for row in batch.to_pylist()
     ]
     assert sorted((r["id"], r["year"]) for r in got) == [(150, 2020), (2450, None)]
+
+
+def test_a_file_of_one_row_group_is_read_by_its_pages_when_few_of_them_can_match(tmp_path):
+    # Spark writes row groups of 128 MB, so many files hold one: no row group to
+    # skip, but a point query hits one page of each column.
+    root = tmp_path / "t"
+    root.mkdir()
+    ids = np.arange(300_000, dtype=np.int64)
+    table = pa.table({"id": ids, "key": ids % 7, "note": pa.array(ids.astype(str))})
+    part = root / "part-0.parquet"
+    pq.write_table(table, part, row_group_size=len(ids), use_dictionary=["key"])
+    build_with(str(root), [si.EqualityBitmap("id", max_distinct=1 << 20)], InProcessRunner())
+    result, (splits, whole) = _plan(root, "id = 123456")
+    assert result.row_groups == {}  # nothing to skip by whole row groups
+    [split] = splits
+    assert (split.groups, whole) == ((0,), [])
+    assert 0 < split.group_bytes < os.path.getsize(part) / 2  # a third of id's and note's pages
+    [batch] = read_split(split, table.schema, SparkView())
+    assert batch.to_pylist() == [{"id": 123456, "key": 123456 % 7, "note": "123456"}]
+    # Rows in most pages: Spark reads the file.
+    _, (splits, whole) = _plan(root, "id % 1000 = 0")
+    assert (splits, len(whole)) == ([], 1)
