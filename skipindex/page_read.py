@@ -51,20 +51,26 @@ _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = range(4)
 _REPEATED = 2
 
 
-def expected_bytes(chunk: pq.ColumnChunkMetaData, rows: np.ndarray) -> float:
+def expected_bytes(
+    chunk: pq.ColumnChunkMetaData, rows: np.ndarray, shares: dict[int, float] | None = None
+) -> float:
     """About the compressed bytes read of a column chunk for its ``rows``
     (sorted, counted from the row group's first), from its footer entry alone:
     its pages taken as equal runs of rows, the dictionary page and the pages
     holding ``rows``, or the whole chunk where those would be more than
     :data:`PAGE_SHARE` of it (as :meth:`PagedFile.column_values` decides from the
-    real page headers)."""
+    real page headers). ``shares``: a memo of the share of pages hit by page
+    count, for the chunks of one row group (most have as many pages)."""
     whole = float(chunk.total_compressed_size)
     if not len(rows):
         return 0.0
     by_bytes = math.ceil(chunk.total_uncompressed_size / PAGE_BYTES)
     pages: int = max(1, by_bytes, math.ceil(chunk.num_values / PAGE_ROWS))
-    page_of = rows * pages // max(chunk.num_values, 1)
-    share = (1 + int(np.count_nonzero(np.diff(page_of)))) / pages
+    shares = {} if shares is None else shares
+    if pages not in shares:
+        page_of = rows * pages // max(chunk.num_values, 1)
+        shares[pages] = (1 + int(np.count_nonzero(np.diff(page_of)))) / pages
+    share = shares[pages]
     if share > PAGE_SHARE:
         return whole
     first = chunk.dictionary_page_offset if chunk.has_dictionary_page else None

@@ -202,11 +202,8 @@ def _split(
     groups = tuple(np.flatnonzero(np.diff(bounds)).tolist())
     group_rows = sum(meta.row_group(g).num_rows for g in groups)
     group_bytes = sum(
-        expected_bytes(
-            meta.row_group(g).column(i), positions[bounds[g] : bounds[g + 1]] - starts[g]
-        )
+        _expected_bytes(meta.row_group(g), positions[bounds[g] : bounds[g + 1]] - starts[g])
         for g in groups
-        for i in range(meta.num_columns)
     )
     if group_bytes > GROUP_SHARE * _bytes(meta, range(meta.num_row_groups)) or isinstance(
         spark_columns(parquet, in_files, view), str
@@ -226,6 +223,13 @@ def _split(
         where_bytes=_bytes(meta, range(meta.num_row_groups), where),
     )
     return replace(split, constants=_constants(result, at))
+
+
+def _expected_bytes(group: pq.RowGroupMetaData, rows: np.ndarray) -> float:
+    """About the compressed bytes :func:`read_split` reads of a row group for
+    ``rows`` (counted from its first): every column, by pages where that pays."""
+    shares: dict[int, float] = {}
+    return sum(expected_bytes(group.column(i), rows, shares) for i in range(group.num_columns))
 
 
 def _bytes(meta: pq.FileMetaData, groups: Iterable[int], columns: set[str] | None = None) -> int:
