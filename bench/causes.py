@@ -11,18 +11,17 @@ from __future__ import annotations
 
 CAUSES: dict[str, str] = {
     "e2e-fast": (
-        "Not a skipindex cost. Local Spark needs 170-210 ms to count even one kept 60k-row "
-        "file (planning, job and task start-up), which caps the speedup at SF1: with 14 of 100 "
-        "files kept the ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give "
-        "2.8x-4.2x. Prune is 15-40 ms of it: for shuffled Q4, "
-        "`spark.read.parquet(*kept).filter(q).count()` takes 431 ms and `si.read` 438 ms "
-        "(7-run medians, 2026-11-22). At SF10 (full mode, 2026-11-24) the selective queries "
-        "are 11x-28x (Q1, Q4, Q7, Q8; floors 17-32%, just outside the class; row groups take "
-        "them to 0.19x-0.34x of Spark on the floor's files). Natural Q9 keeps 1 file and "
-        "sits at that one-file floor (si.read 80 ms, Spark on that one file 90 ms at SF10), "
-        "while plain Spark needs only 170-190 ms because it skips the other 99 files' row "
-        "groups by their footer statistics itself. A 3x margin on a 170 ms query would need "
-        "Spark's own fixed cost to shrink."
+        "Met at SF10 (full mode, 2026-11-24: natural Q9, the one query whose floor is at "
+        "most 15% of the files, 3.16x). Missed at SF1 (quick mode) by local Spark's fixed "
+        "cost, not skipindex's: Spark needs 170-210 ms to count even one kept 60k-row file "
+        "(planning, job and task start-up), which caps the speedup: with 14 of 100 files "
+        "kept the ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give "
+        "2.8x-4.1x. Prune is 5-15 ms of it, and read() stays within 10% of Spark handed only "
+        "the floor's files (e2e-floor). Natural Q9 keeps 1 file and sits at that one-file "
+        "floor (read() 80 ms, Spark on that one file 100 ms), while plain Spark needs only "
+        "150-210 ms because it skips the other 99 files' row groups by their footer "
+        "statistics itself. A 3x margin on a 150 ms query would need Spark's own fixed cost "
+        "to shrink."
     ),
     "e2e-slow": (
         "Met in the 2026-11-23 quick run (0.92x-1.08x); it flips with Spark's own run-to-run "
@@ -57,7 +56,14 @@ CAUSES: dict[str, str] = {
         "sort_indices), the numeric column read, the zstd segment write and 25 us per bit "
         "slice to form its mask from the codes. Against a Spark scan at SF10 in 1,000 files "
         "(`cd bench && python build_cost.py --against-scan 10 1000 2`): the issue's set "
-        "2.94x, with range bitmaps 4.52x."
+        "2.94x, with range bitmaps 4.52x. Profiled again 2026-11-24 (all kinds, 10 files, "
+        "0.84 s under the profiler): bucketed bitmaps 0.28 s (the stable sort 0.06 s, a "
+        "bitmap per bucket 0.10 s; the running unions of range bitmaps only 0.02 s), bit "
+        "slices 0.17 s, Bloom 0.11 s, the segment write 0.11 s, the column read 0.10 s. "
+        "Tried and not kept: all bit slices of a column by one bit-matrix transpose "
+        "(unpackbits/packbits) 2.7 ms against 1.7 ms for 18 slices of 60k rows; the "
+        "segment written with snappy / lz4 / no compression 58 / 74 / 28 ms against zstd's "
+        "69 ms for 28 MB of payloads, but 21 / 18 / 28 MB on disk against 13 MB."
     ),
     "build-spark-all": (
         "This set adds range bitmaps on 7 numeric columns to the issue's set (which meets "
@@ -82,15 +88,21 @@ CAUSES: dict[str, str] = {
         "the stat() of each file (~3 us), which no listing may skip."
     ),
     "readgroups-fast": (
-        "Met at SF10 (full mode, 2026-11-24: 8.5x-13.6x, past the 2.3x-3.8x 'row-group "
+        "Met at SF10 (full mode, 2026-11-24: 9.8x-13.9x, past the 2.3x-3.8x 'row-group "
         "bound' since read() decodes only the pages holding candidate rows; before that, "
         "reading whole row groups, 2.37x/3.20x/2.23x/4.27x). Missed at SF1 (quick mode) by "
-        "fixed cost, not by reading: plain Spark needs 0.54-0.62 s for Q1/Q7 there, and "
+        "fixed cost, not by reading: plain Spark needs 0.5-0.8 s for Q1/Q7/Q8 there, and "
         "read() spends about 0.3 s before reading a row (prune 10 ms warm, plus Spark's "
         "second job, Python workers and the Arrow hand-over; Q4 and Q8, which read fewer "
-        "row groups, take 0.29-0.33 s in all). Reading Q1's 18 row groups in one process "
+        "row groups, take 0.3-0.4 s in all). Reading Q1's 18 row groups in one process "
         "takes 0.32 s, of which Thrift page headers walked in Python ~30 % and pyarrow's "
         "decode of the pages kept ~35 % (cProfile, 2026-11-24)."
+    ),
+    "readgroups-one-group": (
+        "Met at SF10 (full mode, 2026-11-24: 8.4x-9.5x on files of one 6M-row row group, "
+        "where no row group can be skipped; before the plan priced pages, read() left "
+        "these files to Spark, 1.0x). Missed at SF1 (quick mode, 2.2x-2.6x) by the same "
+        "fixed cost of about 0.3 s as readgroups-fast: plain Spark needs 0.8-0.9 s there."
     ),
     "scale-million": (
         "Profiled 2026-11-24 at 1M files (4.1-4.3 s warm): listing 3.7 s, of which stat() "
