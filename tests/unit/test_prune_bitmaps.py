@@ -126,6 +126,19 @@ def test_any_mixture_of_kinds_never_drops_a_matching_file(
 
 
 @pytest.mark.parametrize("kind", [si.EqualityBitmap, si.RangeBitmap, si.BitSlicedBitmap])
+def test_nan_rows_the_footer_statistics_leave_out_are_answered_as_spark_does(kind):
+    # Statistics say max = 0.0 (writers leave NaN out); NaN sorts above every double,
+    # so it matches f > 1 and never f < 1.5. The oracle must not trust the statistics.
+    tables = [pa.table({"f": [None, 0.0, float("nan")]}), pa.table({"f": [2.0, -1.0, 0.5]})]
+    predicates = ["f < 1.5", "f > 1", "f <= 0", "f = CAST('NaN' AS DOUBLE)", "f >= 0.0"]
+    runs = _run(tables, predicates, [kind("f")], "always", exact_rows=True)
+    found = {predicate: matching for predicate, matching, _ in runs}
+    assert found["f > 1"] == {"part-000.parquet", "part-001.parquet"}
+    for predicate, matching, kept in runs:
+        assert kept == matching, predicate
+
+
+@pytest.mark.parametrize("kind", [si.EqualityBitmap, si.RangeBitmap, si.BitSlicedBitmap])
 def test_conjunction_skips_a_file_where_no_single_row_matches_both(tmp_path, kind):
     root = tmp_path / "t"
     root.mkdir()
