@@ -196,15 +196,10 @@ def _split(
     except (OSError, pa.ArrowException):
         return None  # Spark reports what is wrong with it
     meta = parquet.metadata
-    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
-    positions = np.asarray(rows.to_array(), dtype=np.int64)
-    bounds = np.searchsorted(positions, starts)
-    groups = tuple(np.flatnonzero(np.diff(bounds)).tolist())
+    per_group = _rows_per_group(meta, np.asarray(rows.to_array(), dtype=np.int64))
+    groups = tuple(g for g, wanted in enumerate(per_group) if len(wanted))
     group_rows = sum(meta.row_group(g).num_rows for g in groups)
-    group_bytes = sum(
-        _expected_bytes(meta.row_group(g), positions[bounds[g] : bounds[g + 1]] - starts[g])
-        for g in groups
-    )
+    group_bytes = sum(_expected_bytes(meta.row_group(g), per_group[g]) for g in groups)
     if group_bytes > GROUP_SHARE * _bytes(meta, range(meta.num_row_groups)) or isinstance(
         spark_columns(parquet, in_files, view), str
     ):
@@ -223,6 +218,14 @@ def _split(
         where_bytes=_bytes(meta, range(meta.num_row_groups), where),
     )
     return replace(split, constants=_constants(result, at))
+
+
+def _rows_per_group(meta: pq.FileMetaData, rows: np.ndarray) -> list[np.ndarray]:
+    """``rows`` (sorted file row numbers) split by row group, each counted from
+    its row group's first row."""
+    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+    bounds = np.searchsorted(rows, starts)
+    return [rows[bounds[g] : bounds[g + 1]] - starts[g] for g in range(meta.num_row_groups)]
 
 
 def _expected_bytes(group: pq.RowGroupMetaData, rows: np.ndarray) -> float:
@@ -289,11 +292,10 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     parquet = open_file(split.path, metadata=meta, pre_buffer=True, read_dictionary=short)
     paged = PagedFile.open(split.path)
     rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
-    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
+    per_group = _rows_per_group(meta, rows)
     try:
         for group in split.groups:
-            lo, hi = np.searchsorted(rows, [starts[group], starts[group + 1]])
-            wanted = rows[lo:hi] - starts[group]
+            wanted = per_group[group]
             if not len(wanted):
                 continue
             values = _group_values(parquet, paged, group, wanted, read, short)
