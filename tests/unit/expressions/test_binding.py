@@ -754,7 +754,7 @@ def test_timestamp_literal_values_are_utc_micros():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests._support import examples  # noqa: E402
+from tests._support import duckdb_oracle, examples  # noqa: E402
 
 ORACLE_SCHEMA = pa.schema(
     [
@@ -975,13 +975,10 @@ def _has_unsupported(pred: object) -> bool:
 @settings(max_examples=examples(300), deadline=None)
 @given(oracle_rows, st.lists(oracle_predicates, min_size=1, max_size=6))
 def test_bound_predicates_match_duckdb_row_by_row(rows, predicates):
-    import duckdb
-
     columns = {name: [r[name] for r in rows] for name in ORACLE_SCHEMA.names}
     table = pa.table(columns, schema=ORACLE_SCHEMA).append_column("rid", pa.array(range(len(rows))))
     physical = [{n: _physical(n, r[n]) for n in ORACLE_SCHEMA.names} for r in rows]
-    con = duckdb.connect()
-    con.execute("SET TimeZone = 'UTC'")
+    con = duckdb_oracle()
     con.register("t", table)
     for where in predicates:
         found = con.execute(f"SELECT list(rid) FROM t WHERE {where}").fetchone()
