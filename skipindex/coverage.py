@@ -9,6 +9,7 @@ few milliseconds. Sizes and mtimes are compared on every prune.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,13 +35,17 @@ class _PathJoin:
 
 
 def covered_files(
-    segments: pa.Table, listing: Listing, key: tuple[str, ...]
+    segments: pa.Table,
+    listing: Listing,
+    key: tuple[str, ...],
+    protect: Collection[tuple[str, ...]] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """For each listed file: is it covered, and at which segment row (0 if not).
-    ``key`` names ``segments`` for as long as they do not change."""
+    ``key`` names ``segments`` for as long as they do not change; caching the
+    join under it evicts no entry in ``protect``."""
     if len(segments) == 0:  # an index of no files covers none
         return np.zeros(len(listing), dtype=bool), np.zeros(len(listing), dtype=np.int64)
-    rows = _segment_rows(segments, listing, key)
+    rows = _segment_rows(segments, listing, key, protect)
     found = rows >= 0
     rows = np.where(found, rows, 0)
     same = (
@@ -51,14 +56,19 @@ def covered_files(
     return same, rows
 
 
-def _segment_rows(segments: pa.Table, listing: Listing, key: tuple[str, ...]) -> np.ndarray:
+def _segment_rows(
+    segments: pa.Table,
+    listing: Listing,
+    key: tuple[str, ...],
+    protect: Collection[tuple[str, ...]],
+) -> np.ndarray:
     cached = batch_cache.get(key)
     if isinstance(cached, _PathJoin) and cached.paths.equals(listing.paths):
         return cached.rows
     at = pc.index_in(listing.paths, value_set=segments.column("path").combine_chunks())
     rows = np.asarray(pc.fill_null(at, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
     rows.flags.writeable = False  # shared by later prunes
-    batch_cache.put(key, _PathJoin(listing.paths, rows))
+    batch_cache.put(key, _PathJoin(listing.paths, rows), protect=protect)
     return rows
 
 

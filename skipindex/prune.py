@@ -185,15 +185,21 @@ def _prune(
         for d in manifest.indexes
         if d.column in columns and split_name(d.column)[0].lower() not in hidden
     ]
-    segments = read_segments(location, manifest, ["row_group_rows", *(d.field for d in wanted)])
+    # This prune's entries in the batch cache: none is evicted to make room for another.
+    in_use = {_batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
+    batches = {d.field: _cached_batch(location, manifest, d.field) for d in wanted}
+    unread = [field for field, batch in batches.items() if batch is None]
+    segments = read_segments(location, manifest, ["row_group_rows", *unread])
     covered, positions = covered_files(
-        segments, listing, _batch_key(location, manifest, "<listing>")
+        segments, listing, _batch_key(location, manifest, "<listing>"), in_use
     )
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
     num_rows = segments.column("num_rows").to_numpy()
     for definition in wanted:
         kind = kind_for(definition, manifest.arrow_schema)
-        batch = _file_batch(location, manifest, definition.field, segments, num_rows)
+        batch = batches[definition.field] or _new_batch(
+            location, manifest, definition.field, segments, num_rows, in_use, len(wanted)
+        )
         indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
     listed_at = listing_positions(len(segments), covered, positions)
@@ -215,8 +221,11 @@ def _prune(
         ) from exc
     for definition in wanted:  # count what this prune decoded into the cached batches
         cached_at = _batch_key(location, manifest, definition.field)
-        if (cached := batch_cache.get(cached_at)) is not None:
-            batch_cache.put(cached_at, cached)
+        if (cached := batch_cache.get(cached_at)) is not None and not batch_cache.put(
+            cached_at, cached, protect=in_use
+        ):
+            cached.memo.clear()  # no room for what was decoded: keep the payloads at least
+            batch_cache.put(cached_at, cached, protect=in_use)
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.
     noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
@@ -252,23 +261,30 @@ def _prune(
     )
 
 
-def _file_batch(
+def _cached_batch(location: TableLocation, manifest: Manifest, field: str) -> FileBatch | None:
+    """One index column over every file, as an earlier prune decoded it: the
+    segments a manifest names never change, so neither do the bitmaps in them."""
+    batch = batch_cache.get(_batch_key(location, manifest, field))
+    return batch if isinstance(batch, FileBatch) else None
+
+
+def _new_batch(
     location: TableLocation,
     manifest: Manifest,
     field: str,
     segments: pa.Table,
     num_rows: np.ndarray,
+    in_use: set[tuple[str, ...]],
+    sharing: int,
 ) -> FileBatch:
-    """One index column over every file, kept across prunes: the segments a
-    manifest names never change, so neither do the bitmaps decoded from them."""
-    key = _batch_key(location, manifest, field)
-    batch = batch_cache.get(key)
-    if not isinstance(batch, FileBatch):
-        payloads = segments.column(field).combine_chunks()
-        # What the cache has room for beyond the payloads may be kept decoded.
-        budget = max(batch_cache.max_bytes - int(payloads.nbytes), 0)
-        batch = FileBatch(num_rows, payloads, decode_budget=budget)
-        batch_cache.put(key, batch)
+    """One index column over every file, read from ``segments``; kept for later
+    prunes where the cache has room beside the other entries in use."""
+    payloads = segments.column(field).combine_chunks()
+    # Its share of the cache (with the ``sharing`` batches this prune decodes
+    # together) beyond its payloads may be kept decoded.
+    budget = max(batch_cache.max_bytes // sharing - int(payloads.nbytes), 0)
+    batch = FileBatch(num_rows, payloads, decode_budget=budget)
+    batch_cache.put(_batch_key(location, manifest, field), batch, protect=in_use)
     return batch
 
 

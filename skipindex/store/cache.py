@@ -3,8 +3,17 @@
 Segment files are written once under a unique name and never modified, so a
 column read from one stays valid for as long as the name is in use: repeated
 prunes (a warm process, a notebook, a query server) skip the Parquet reads, and
-with :data:`batch_cache` the decoding of stored bitmaps too. Each cache is
-bounded in bytes; ``SKIPINDEX_CACHE_BYTES=0`` turns both off.
+with :data:`batch_cache` the decoding of stored bitmaps too. The two hold
+different columns, so no bytes are counted twice: :data:`segment_cache` the
+files' identity columns every prune reads, :data:`batch_cache` the index
+payloads, once, with what was decoded from them. Each cache is bounded in bytes
+(``SKIPINDEX_CACHE_BYTES``, default 1 GiB; ``0`` turns both off).
+
+Plain LRU thrashes when one prune needs more than the budget: each entry it
+adds evicts one it is about to need again, so every warm prune misses on every
+entry. ``put(..., protect=...)`` names the entries the caller is using; they
+are never evicted to make room, and what does not fit beside them is simply not
+kept. A prune too big for the budget then still hits on what fits.
 """
 
 from __future__ import annotations
@@ -12,6 +21,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Collection
 from typing import Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
@@ -26,35 +36,56 @@ class _Sized(Protocol):
 
 V = TypeVar("V", bound=_Sized)
 
-DEFAULT_BYTES = 512 * 1024 * 1024
+DEFAULT_BYTES = 1024 * 1024 * 1024
 
 
 class ColumnCache(Generic[V]):
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[tuple[str, ...], V] = OrderedDict()
+        # Each entry with the size it was counted at: a batch grows as kinds
+        # decode into it, and is counted again only when put again.
+        self._entries: OrderedDict[tuple[str, ...], tuple[V, int]] = OrderedDict()
         self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, key: tuple[str, ...]) -> V | None:
         with self._lock:
-            column = self._entries.get(key)
-            if column is not None:
-                self._entries.move_to_end(key)
-            return column
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            self._entries.move_to_end(key)
+            return entry[0]
 
-    def put(self, key: tuple[str, ...], column: V) -> None:
+    def put(
+        self, key: tuple[str, ...], column: V, protect: Collection[tuple[str, ...]] = ()
+    ) -> bool:
+        """Keep ``column`` (again: its size may have grown) as the most recent
+        entry, evicting the least recent ones outside ``protect``. Returns False,
+        and keeps nothing under ``key``, where that cannot make room."""
         size = int(column.nbytes)
-        if size > self.max_bytes:
-            return
         with self._lock:
-            old = self._entries.pop(key, None)
-            self._bytes -= int(old.nbytes) if old is not None else 0
-            self._entries[key] = column
+            if (old := self._entries.pop(key, None)) is not None:
+                self._bytes -= old[1]
+            needed = self._bytes + size - self.max_bytes
+            victims: list[tuple[str, ...]] = []
+            for candidate, (_, counted) in self._entries.items():  # least recent first
+                if needed <= 0:
+                    break
+                if candidate not in protect:
+                    victims.append(candidate)
+                    needed -= counted
+            if needed > 0:
+                return False  # evict nothing for an entry that would not fit anyway
+            for candidate in victims:
+                self._bytes -= self._entries.pop(candidate)[1]
+            self._entries[key] = (column, size)
             self._bytes += size
-            while self._bytes > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self._bytes -= int(evicted.nbytes)
+            return True
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes counted for what the cache holds."""
+        return self._bytes
 
     def clear(self) -> None:
         with self._lock:

@@ -110,22 +110,31 @@ def read_segments(
     the segment file.
     """
     columns = list(base) + [f for f in fields if f not in base]
-    tables = [_read_one(location, ref, columns) for ref in manifest.segments]
+    cached = [c for c in columns if c in BASE_FIELDS]
+    in_use: set[tuple[str, ...]] = {
+        (location.uri, ref.path, c) for ref in manifest.segments for c in cached
+    }
+    tables = [_read_one(location, ref, columns, in_use) for ref in manifest.segments]
     if not tables:
         return _empty(manifest, columns)
     return pa.concat_tables(tables, promote_options="none")
 
 
-def _read_one(location: TableLocation, ref: SegmentRef, columns: list[str]) -> pa.Table:
-    """The requested columns of one segment, from the cache where possible."""
-    keys = {c: (location.uri, ref.path, c) for c in columns}
+def _read_one(
+    location: TableLocation, ref: SegmentRef, columns: list[str], in_use: set[tuple[str, ...]]
+) -> pa.Table:
+    """The requested columns of one segment, the base ones from the cache where
+    possible. Index payloads are not cached here: prune keeps them, once, in the
+    batches it decodes them into (see :mod:`skipindex.store.cache`)."""
+    keys = {c: (location.uri, ref.path, c) for c in columns if c in BASE_FIELDS}
     cached = {c: segment_cache.get(k) for c, k in keys.items()}
-    missing = [c for c, column in cached.items() if column is None]
+    missing = [c for c in columns if cached.get(c) is None]
     if missing:
         table = _read_columns(location, ref, missing)
         for name in missing:
             cached[name] = table.column(name)
-            segment_cache.put(keys[name], table.column(name))
+            if name in keys:
+                segment_cache.put(keys[name], table.column(name), protect=in_use)
     return pa.table({c: cached[c] for c in columns})
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -10,6 +11,7 @@ import pytest
 
 import skipindex as si
 from skipindex.build import InProcessRunner, build_with
+from skipindex.indexes.base import FileBatch
 from skipindex.store import segments
 from skipindex.store.cache import ColumnCache
 
@@ -60,7 +62,6 @@ def test_decoded_bitmaps_are_counted_and_kept_only_within_the_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
     from skipindex.indexes import _payloads
-    from skipindex.indexes.base import FileBatch
     from skipindex.store.cache import batch_cache
 
     root = tmp_path / "t"
@@ -86,3 +87,120 @@ def test_decoded_bitmaps_are_counted_and_kept_only_within_the_budget(
         assert si.prune(str(root), where).files == warm.files
         assert decodes
     assert not batch_cache._entries
+
+
+def test_entries_in_use_are_never_evicted_and_what_does_not_fit_beside_them_is_not_kept():
+    column = pa.chunked_array([pa.array(range(100), pa.int64())])  # 800 bytes
+    cache = ColumnCache(max_bytes=2000)
+    a, b, c = ("t", "a", "x"), ("t", "b", "x"), ("t", "c", "x")
+    assert cache.put(a, column)
+    assert cache.put(b, column)
+    assert not cache.put(c, column, protect={a, b})  # would need a or b: not kept
+    assert cache.get(c) is None
+    assert cache.get(a) is column
+    assert cache.get(b) is column
+    assert cache.nbytes == 1600
+    assert cache.put(c, column, protect={a})  # b, unprotected, makes room
+    assert cache.get(b) is None
+    assert cache.nbytes == 1600
+
+
+def test_an_entry_put_again_is_counted_at_its_new_size():
+    cache: ColumnCache[pa.ChunkedArray] = ColumnCache(max_bytes=2000)
+    cache.put(("t", "a", "x"), pa.chunked_array([pa.array(range(50), pa.int64())]))
+    cache.put(("t", "a", "x"), pa.chunked_array([pa.array(range(200), pa.int64())]))
+    assert cache.nbytes == 1600
+    assert not cache.put(("t", "a", "x"), pa.chunked_array([pa.array(range(300), pa.int64())]))
+    assert cache.get(("t", "a", "x")) is None  # too big now: dropped, not kept over budget
+    assert cache.nbytes == 0
+
+
+def _undecoded_bytes(entry: Any) -> int:
+    """What a batch cache entry costs without the bitmaps decoded into it."""
+    if isinstance(entry, FileBatch):
+        return int(entry.payloads.nbytes) + int(entry.num_rows.nbytes)
+    return int(entry.nbytes)
+
+
+def _payload_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The index payload columns prune reads from segment files from now on."""
+    reads: list[str] = []
+    real = segments.pq.read_table
+
+    def spy(*args: object, **kwargs: object) -> pa.Table:
+        columns = kwargs.get("columns") or []
+        reads.extend(c for c in columns if c not in segments.BASE_FIELDS)  # type: ignore[attr-defined]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(segments.pq, "read_table", spy)
+    return reads
+
+
+def test_payloads_are_cached_once_in_the_batches_not_also_as_segment_columns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from skipindex.store.cache import batch_cache, segment_cache
+
+    root = tmp_path / "t"
+    _bitmap_table(root)
+    segment_cache.clear()
+    batch_cache.clear()
+    reads = _payload_reads(monkeypatch)
+    si.prune(str(root), "id BETWEEN 150 AND 260 AND m = 3")
+    assert len(set(reads)) == 2
+    segment_files = list((root / "_skipindex").rglob("*.parquet"))
+    assert len(reads) == 2 * len(segment_files)  # each read once per segment
+    assert {key[-1] for key in segment_cache._entries} <= set(segments.BASE_FIELDS)
+    reads.clear()
+    si.prune(str(root), "id BETWEEN 150 AND 260 AND m = 3")
+    assert reads == []
+
+
+def test_a_prune_needing_more_than_the_budget_still_hits_on_what_fits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Under plain LRU the second batch evicted the first and every warm prune
+    read both again; now the first stays and only the second is read."""
+    from skipindex.store.cache import batch_cache
+
+    root = tmp_path / "t"
+    _bitmap_table(root)
+    where = "id BETWEEN 150 AND 260 AND m = 3"
+    batch_cache.clear()
+    expected = si.prune(str(root), where).files
+    held = [b for k in list(batch_cache._entries) if (b := batch_cache.get(k)) is not None]
+    # Room for the listing and for one index's payloads, not for both indexes'.
+    monkeypatch.setattr(batch_cache, "max_bytes", sum(map(_undecoded_bytes, held)) - 1)
+    batch_cache.clear()
+    reads = _payload_reads(monkeypatch)
+    assert si.prune(str(root), where).files == expected
+    assert len(set(reads)) == 2
+    for _ in range(3):
+        reads.clear()
+        assert si.prune(str(root), where).files == expected
+        assert len(set(reads)) == 1  # the one that did not fit; the other is a hit
+    assert batch_cache.nbytes <= batch_cache.max_bytes
+
+
+def test_payloads_stay_cached_where_only_their_decoded_bitmaps_do_not_fit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from skipindex.store.cache import batch_cache
+
+    root = tmp_path / "t"
+    _bitmap_table(root)
+    where = "id BETWEEN 150 AND 260 AND m = 3"
+    batch_cache.clear()
+    expected = si.prune(str(root), where).files
+    held = [b for k in list(batch_cache._entries) if (b := batch_cache.get(k)) is not None]
+    decoded = sum(b.nbytes for b in held) - sum(map(_undecoded_bytes, held))
+    assert decoded > 0
+    # The cache shrinks under batches decoded with a larger budget: room for every
+    # batch's payloads, not for all that was decoded from them.
+    monkeypatch.setattr(batch_cache, "max_bytes", sum(b.nbytes for b in held) - decoded // 2)
+    reads = _payload_reads(monkeypatch)
+    for _ in range(3):
+        assert si.prune(str(root), where).files == expected
+    assert reads == []
+    assert batch_cache.nbytes <= batch_cache.max_bytes
+    assert sum(isinstance(batch_cache.get(k), FileBatch) for k in list(batch_cache._entries)) == 2
