@@ -198,7 +198,7 @@ def _prune(
     for definition in wanted:
         kind = kind_for(definition, manifest.arrow_schema)
         batch = batches[definition.field] or _new_batch(
-            location, manifest, definition.field, segments, num_rows, in_use, len(wanted)
+            location, manifest, definition.field, segments, num_rows, in_use
         )
         indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
@@ -275,14 +275,14 @@ def _new_batch(
     segments: pa.Table,
     num_rows: np.ndarray,
     in_use: set[tuple[str, ...]],
-    sharing: int,
 ) -> FileBatch:
     """One index column over every file, read from ``segments``; kept for later
     prunes where the cache has room beside the other entries in use."""
     payloads = segments.column(field).combine_chunks()
-    # Its share of the cache (with the ``sharing`` batches this prune decodes
-    # together) beyond its payloads may be kept decoded.
-    budget = max(batch_cache.max_bytes // sharing - int(payloads.nbytes), 0)
+    # What the cache has room for beyond the payloads may be kept decoded; where
+    # the batches of one prune decode more than that together, the re-count after
+    # evaluation drops what was decoded from those that no longer fit.
+    budget = max(batch_cache.max_bytes - int(payloads.nbytes), 0)
     batch = FileBatch(num_rows, payloads, decode_budget=budget)
     batch_cache.put(_batch_key(location, manifest, field), batch, protect=in_use)
     return batch
