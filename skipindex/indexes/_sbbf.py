@@ -42,6 +42,7 @@ MIN_BYTES = 32  # one block
 MAX_BYTES = 128 * 1024 * 1024  # parquet-cpp's kMaximumBloomFilterBytes
 _BLOCK_BYTES = 32
 _WORDS = np.arange(8, dtype=np.int64)
+_WORD_BITS = np.arange(0, 256, 32, dtype=np.uint32)  # first bit of each word in a block
 # At most this many (filter, hash) pairs per step of a multi-hash check.
 _PAIR_BUDGET = 1 << 20
 
@@ -83,13 +84,17 @@ def build(hashes: np.ndarray, size: int) -> bytes:
     """The SBBF bitset of ``size`` bytes (a multiple of 32) holding ``hashes``."""
     if not MIN_BYTES <= size <= MAX_BYTES or size % _BLOCK_BYTES:
         raise ValueError(f"filter size must be a multiple of 32 bytes up to 128 MiB, got {size}")
-    high, bits = _split(hashes)
-    block = _block_index(high, size // _BLOCK_BYTES).astype(np.uint32)
+    hashes = np.asarray(hashes, dtype=np.uint64)
+    block = _block_index(hashes >> np.uint64(32), size // _BLOCK_BYTES).astype(np.uint32)
     # Global bit of word i of a block: bits are numbered little-endian within
     # each uint32 word, which is what packbits(bitorder="little") produces.
     # At most 2**30 bits (MAX_BYTES), so uint32 positions suffice and halve the
-    # memory traffic of int64 ones.
-    positions = bits + (block * np.uint32(256))[:, None] + (_WORDS * 32).astype(np.uint32)
+    # memory traffic of int64 ones. Laid out (word, hash), not (hash, word):
+    # numpy's inner loops then run over the hashes, three times faster than
+    # over 8 words at a time.
+    positions = (SALT[:, None] * hashes.astype(np.uint32)[None, :]) >> np.uint32(27)
+    positions += block[None, :] * np.uint32(256)
+    positions += _WORD_BITS[:, None]
     flags = np.zeros(size * 8, dtype=bool)
     flags[positions.ravel()] = True
     return np.packbits(flags, bitorder="little").tobytes()
