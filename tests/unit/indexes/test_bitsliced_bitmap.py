@@ -10,10 +10,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skipindex.expressions.nodes import BoundColumn, BoundComparison, BoundIn, Op
 from skipindex.indexes._roaring import from_bytes
-from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap, BitSlicedBitmapKind
+from skipindex.indexes.bitsliced_bitmap import (
+    BitSlicedBitmap,
+    BitSlicedBitmapKind,
+    _offsets_pay,
+)
 from tests._support import examples
 from tests.unit.indexes.test_bitmap_oracle import (
     ALL_TYPES,
@@ -71,6 +76,31 @@ def test_rank_codes_for_strings_and_sparse_wide_ints() -> None:
     payload = kind_for(pa.int64()).build(wide)
     assert payload["min"] is None
     assert len(payload["slices"]) == 2
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.lists(st.integers(0, 2**40), min_size=1, max_size=300),
+    st.integers(1, 300),
+    st.sampled_from([4, 8, 16]),
+)
+def test_offset_choice_equals_the_exact_distinct_count(
+    values: list[int], repeat: int, width: int
+) -> None:
+    """The bucketed lower bound only shortcuts the decision, never changes it."""
+    codes = np.repeat(np.array(values, dtype=np.int64) - min(values), repeat % 7 + 1)
+    codes = codes[: max(len(codes) - repeat, 1)]
+    span, n, distinct = int(codes.max()), len(codes), len(np.unique(codes))
+    extra = span.bit_length() - (distinct - 1).bit_length()
+    assert _offsets_pay(codes, span, width) == (extra * n / 8 <= distinct * width)
+
+
+def test_offset_choice_counts_values_that_share_a_bucket() -> None:
+    """1,000 consecutive keys and one far outlier: two occupied buckets are not
+    enough to pay for 31 extra slices, the exact count (1,001 values) is."""
+    codes = np.append(np.arange(1000, dtype=np.int64), 2**40)
+    assert _offsets_pay(codes, 2**40, 8)
+    assert not _offsets_pay(codes, 2**40, 1)  # a 1-byte values list is cheaper
 
 
 def test_smaller_than_the_column_in_parquet(capsys: pytest.CaptureFixture[str]) -> None:
