@@ -92,14 +92,24 @@ def rank_values(col: Encoded) -> Ranked:
 
 
 def stable_order(keys: np.ndarray) -> np.ndarray:
-    """``np.argsort(keys, kind="stable")``, five times faster when the integer keys
-    span fewer than 65,536 values (dates, quantities, ranks of a dictionary):
-    NumPy radix-sorts 16-bit keys."""
-    if keys.dtype.kind in "iu" and len(keys):
-        low = keys.min()
-        if int(keys.max()) - int(low) < 1 << 16:
-            return np.argsort((keys - low).astype(np.uint16), kind="stable")
-    return np.argsort(keys, kind="stable")
+    """``np.argsort(keys, kind="stable")``, faster for integer keys of a narrow
+    span: NumPy radix-sorts 16-bit keys, so keys spanning fewer than 65,536
+    values (dates, quantities, ranks of a dictionary) sort five times faster,
+    and keys spanning fewer than 2**32 (keys of a file: 60k random l_partkey
+    values) in two stable passes, low half then high half, 2.6 times faster."""
+    if keys.dtype.kind not in "iu" or not len(keys):
+        return np.argsort(keys, kind="stable")
+    low = keys.min()
+    span = int(keys.max()) - int(low)
+    if span >= 1 << 32:
+        return np.argsort(keys, kind="stable")
+    wide = keys.astype(np.int64, copy=False) if keys.dtype.kind == "i" else keys
+    offsets = (wide - low).astype(np.uint32)  # widened: int8 [-98, 30] spans 128
+    if span < 1 << 16:
+        return np.argsort(offsets.astype(np.uint16), kind="stable")
+    order = np.argsort(offsets.astype(np.uint16), kind="stable")  # low 16 bits
+    high = (offsets >> np.uint32(16)).astype(np.uint16)[order]
+    return order[np.argsort(high, kind="stable")]
 
 
 def group_distinct(counts: np.ndarray, buckets: int) -> np.ndarray:
