@@ -22,6 +22,7 @@ import pyarrow as pa
 from skipindex._types import to_physical
 from skipindex.column_paths import field_at, split_name
 from skipindex.indexes import kind_for
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import IndexKind
 from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
 from skipindex.store.location import DataFile, TableLocation, locate
@@ -133,16 +134,30 @@ def _index_file(
         column: value if isinstance(value, str | pa.DictionaryArray) else to_physical(value)
         for column, value in zip(columns, arrays.values(), strict=True)
     }
-    notes: list[str] = []
-    payloads: list[dict[str, Any] | None] = []
-    for kind in kinds:
+    notes = [column for column in physical.values() if isinstance(column, str)]
+    row["error"] = "; ".join(dict.fromkeys(notes)) or None
+    return row, _build_payloads(kinds, physical), bytes_read
+
+
+def _build_payloads(
+    kinds: Sequence[IndexKind], physical: dict[str, pa.Array | str]
+) -> list[dict[str, Any] | None]:
+    """Each kind's payload (None for a column that could not be read), in the
+    order of ``kinds``. Kinds on one plain column share one ColumnWork, and the
+    row-level kinds run first: a Bloom filter then reuses their sort."""
+    works: dict[str, ColumnWork] = {}
+    payloads: list[dict[str, Any] | None] = [None] * len(kinds)
+    for at in sorted(range(len(kinds)), key=lambda i: not kinds[i].row_level):
+        kind = kinds[at]
         column = physical[kind.column]
         if isinstance(column, str):
-            notes.append(column)
-            payloads.append(None)
-        elif kind.values_only:
-            payloads.append(kind.build(value_set(column)))
+            continue
+        if isinstance(column, pa.DictionaryArray):
+            if kind.values_only:
+                payloads[at] = kind.build(value_set(column))
+            else:
+                payloads[at] = kind.build(column if kind.dictionary_rows else rows_of(column))
         else:
-            payloads.append(kind.build(column if kind.dictionary_rows else rows_of(column)))
-    row["error"] = "; ".join(dict.fromkeys(notes)) or None
-    return row, payloads, bytes_read
+            work = works.setdefault(kind.column, ColumnWork(column, kind.domain))
+            payloads[at] = kind.build(column, work)
+    return payloads

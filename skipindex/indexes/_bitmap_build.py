@@ -137,10 +137,10 @@ class Buckets:
     bitmaps: list[BitMap]
 
 
-def bucketize(col: Encoded, max_buckets: int) -> Buckets:
+def bucketize(col: Encoded, ranked: Ranked, max_buckets: int) -> Buckets:
     """One bucket per distinct value when there are at most ``max_buckets``,
-    else equi-depth buckets (see :func:`group_distinct`)."""
-    ranked = rank_values(col)
+    else equi-depth buckets (see :func:`group_distinct`); ``ranked`` is
+    ``rank_values(col)``."""
     grouped = col.positions[ranked.order]  # ascending within each value
     size = len(ranked.distinct)
     if size <= max_buckets:

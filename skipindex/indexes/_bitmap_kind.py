@@ -18,9 +18,10 @@ from skipindex.expressions.nodes import (
     BoundIsNull,
     BoundLeaf,
 )
-from skipindex.indexes._bitmap_build import bucketize, list_value, split_nulls
+from skipindex.indexes._bitmap_build import bucketize, list_value
 from skipindex.indexes._bitmap_query import Range, SortedValues, select_ranges
 from skipindex.indexes._code_search import Codes, Either, SortedLists
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._payloads import EMPTY, FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, to_bytes
 from skipindex.indexes._selection import Selection, select
@@ -239,9 +240,10 @@ class BucketedBitmapKind(BitmapKind):
             ]
         )
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        col = split_nulls(values, self.domain)
-        buckets = bucketize(col, self.bucket_limit())
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
+        work = work or ColumnWork(values, self.domain)
+        col = work.encoded
+        buckets = bucketize(col, work.ranked, self.bucket_limit())
         return {
             self.highs_field: list_value(buckets.highs),
             "lows": None if buckets.lows is None else list_value(buckets.lows),

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, fields
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,9 @@ from pyroaring import AbstractBitMap
 from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
 from skipindex.expressions.nodes import BoundLeaf
+
+if TYPE_CHECKING:
+    from skipindex.indexes._column_work import ColumnWork
 
 __all__ = ["FileBatch", "FileLevelKind", "IndexKind", "IndexSpec", "RowLevelKind"]
 
@@ -153,8 +156,10 @@ class IndexKind(ABC):
         """The struct type of this kind's column in a segment."""
 
     @abstractmethod
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        """The payload for one file from its whole column (physical form)."""
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
+        """The payload for one file from its whole column (physical form).
+        ``work``, when given, is shared work on these same values: the indexer
+        passes one per column so that kinds on one column sort it once."""
 
     @abstractmethod
     def answers(self, leaf: BoundLeaf) -> bool:

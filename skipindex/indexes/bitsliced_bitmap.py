@@ -42,14 +42,7 @@ from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import Domain
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
-from skipindex.indexes._bitmap_build import (
-    Encoded,
-    Ranked,
-    decimal_unscaled,
-    list_value,
-    rank_values,
-    split_nulls,
-)
+from skipindex.indexes._bitmap_build import Encoded, Ranked, decimal_unscaled, list_value
 from skipindex.indexes._bitmap_kind import BitmapKind
 from skipindex.indexes._bitmap_query import (
     Range,
@@ -60,6 +53,7 @@ from skipindex.indexes._bitmap_query import (
     select_ranges,
 )
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._dense_ops import SlicedFiles
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
@@ -120,11 +114,12 @@ class BitSlicedBitmapKind(BitmapKind):
             ]
         )
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        col = split_nulls(values, self.domain)
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
+        work = work or ColumnWork(values, self.domain)
+        col = work.encoded
         minimum, distinct, codes = self._offset_codes(col)
         if codes is None:
-            ranked = rank_values(col)
+            ranked = work.ranked
             distinct, codes = list_value(ranked.distinct), _rank_codes(ranked)
             top = len(ranked.distinct) - 1
         else:

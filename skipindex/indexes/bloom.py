@@ -47,6 +47,7 @@ from skipindex.expressions.nodes import (
     Op,
 )
 from skipindex.indexes import _sbbf
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._xxh64 import hash_binary, hash_fixed, hash_u32, hash_u64
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
@@ -101,8 +102,12 @@ class BloomKind(FileLevelKind):
     def payload_type(self) -> pa.StructType:
         return pa.struct([("filter", pa.binary())])
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
-        hashes = self._codec.hash_array(to_physical(values))
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
+        distinct = work.sorted_distinct() if work is not None else None
+        if distinct is None:
+            hashes = self._codec.hash_array(to_physical(values))
+        else:  # a bitmap kind on this column sorted it already
+            hashes = self._codec.hash_array(distinct, distinct=True)
         size = _sbbf.num_bytes(len(hashes), self.options.fpp, self.options.max_bytes)
         return {"filter": _sbbf.build(hashes, size)}
 
@@ -149,18 +154,19 @@ class _Codec:
 
     # ------------------------------------------------------------------ columns
 
-    def hash_array(self, values: pa.Array) -> np.ndarray:
-        """Distinct hashes of the non-null values of a physical column."""
-        values = values.drop_null()
+    def hash_array(self, values: pa.Array, *, distinct: bool = False) -> np.ndarray:
+        """Distinct hashes of the non-null values of a physical column
+        (``distinct``: the values are already distinct and non-null)."""
+        values = values if distinct else values.drop_null()
+        if pat.is_floating(values.type):  # normalised, then deduplicated by bits
+            return self._hash_floats(values.to_numpy(zero_copy_only=False))
+        if pat.is_decimal(values.type):  # Arrow has no unique kernel for every width
+            hashes = hash_fixed(_decimal_rows(values, self.width))
+            return hashes if distinct else np.unique(hashes)
+        values = values if distinct else pc.unique(values)
         if pat.is_integer(values.type):
-            ints = pc.unique(values).to_numpy(zero_copy_only=False)
-            return self._hash_ints(ints)
-        if pat.is_floating(values.type):
-            floats = values.to_numpy(zero_copy_only=False)
-            return self._hash_floats(floats)
-        if pat.is_decimal(values.type):
-            return np.unique(hash_fixed(_decimal_rows(values, self.width)))
-        return hash_binary(pc.unique(values))
+            return self._hash_ints(values.to_numpy(zero_copy_only=False))
+        return hash_binary(values)
 
     def _hash_ints(self, ints: np.ndarray) -> np.ndarray:
         if ints.dtype.itemsize == 8:

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from skipindex._types import Domain, physical_type, to_physical, to_scalar
 from skipindex.expressions.nodes import BoundIn, BoundIsNull, BoundLeaf, Op
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
 __all__ = ["MinMax", "MinMaxKind"]
@@ -59,7 +60,7 @@ class MinMaxKind(FileLevelKind):
             ]
         )
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
         null_count = values.null_count
         nan_count = 0
         if self.domain is Domain.FLOAT:

@@ -25,6 +25,7 @@ from skipindex._types import Domain
 from skipindex.build import InProcessRunner, build_with
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundLeaf, Op
 from skipindex.indexes import KINDS
+from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
 # ---------------------------------------------------------------- the whole module
@@ -44,7 +45,7 @@ class ParityKind(FileLevelKind):
     def payload_type(self) -> pa.StructType:
         return pa.struct([("even", pa.bool_()), ("odd", pa.bool_())])
 
-    def build(self, values: pa.Array) -> dict[str, Any]:
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
         odd = pc.drop_null(pc.bit_wise_and(values, 1)).to_numpy(zero_copy_only=False)
         return {"even": bool((odd == 0).any()), "odd": bool((odd == 1).any())}
 
