@@ -27,7 +27,7 @@ from skipindex.indexes.base import IndexKind
 from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, SegmentRef
-from skipindex.store.segments import segment_table, write_segment
+from skipindex.store.segments import SegmentWriter, segment_schema, segment_table
 
 __all__ = ["IndexJob", "SegmentWritten", "index_bins", "index_files"]
 
@@ -62,6 +62,10 @@ class SegmentWritten:
         return cls(SegmentRef(**doc["segment"]), int(doc["bytes_read"]), float(doc["seconds"]))
 
 
+# Payload bytes a task holds before writing them as a row group of its segment.
+ROW_GROUP_BYTES = 32 << 20
+
+
 def index_bins(
     job: IndexJob, bins: Iterator[tuple[int, list[DataFile]]]
 ) -> Iterator[SegmentWritten]:
@@ -70,30 +74,50 @@ def index_bins(
     kinds = [kind_for(d, job.schema) for d in job.definitions]
     for bin_id, files in bins:
         started = time.perf_counter()
-        table, bytes_read = index_files(location, job, kinds, files)
-        ref = write_segment(location, f"{job.build_id}-{bin_id:05d}", table)
+        ref, bytes_read = index_files(location, job, kinds, files, f"{job.build_id}-{bin_id:05d}")
         yield SegmentWritten(ref, bytes_read, time.perf_counter() - started)
 
 
 def index_files(
-    location: TableLocation, job: IndexJob, kinds: Sequence[IndexKind], files: Sequence[DataFile]
-) -> tuple[pa.Table, int]:
-    """A segment table for ``files`` and the number of column bytes read."""
-    definitions = job.definitions
-    rows: list[dict[str, Any]] = []
-    payloads: dict[str, list[Any]] = {d.field: [] for d in definitions}
+    location: TableLocation,
+    job: IndexJob,
+    kinds: Sequence[IndexKind],
+    files: Sequence[DataFile],
+    name: str,
+) -> tuple[SegmentRef, int]:
+    """Index ``files`` into the segment ``name``; its entry and the column bytes read.
+
+    Files are written in row groups of about ROW_GROUP_BYTES of payloads (sized
+    from the first file's), so a bin of many files never sits in memory whole."""
+    types = {d.field: k.payload_type() for d, k in zip(job.definitions, kinds, strict=True)}
     bytes_read = 0
-    for data_file in files:
-        row, file_payloads, read = _index_file(location, kinds, job, data_file)
-        rows.append(row)
-        bytes_read += read
-        for definition, payload in zip(definitions, file_payloads, strict=True):
-            payloads[definition.field].append(payload)
-    typed = {
-        d.field: (k.payload_type(), payloads[d.field])
-        for d, k in zip(definitions, kinds, strict=True)
+    per_group = 1
+    pending: list[tuple[dict[str, Any], list[Any]]] = []
+    with SegmentWriter(location, name, segment_schema(types)) as writer:
+        for number, data_file in enumerate(files):
+            row, payloads, read = _index_file(location, kinds, job, data_file)
+            bytes_read += read
+            pending.append((row, payloads))
+            if len(pending) >= per_group or number == len(files) - 1:
+                table = _segment_rows(types, pending)
+                writer.write(table)
+                if number == 0:
+                    per_group = max(1, ROW_GROUP_BYTES // max(table.nbytes, 1))
+                pending = []
+        if not files:
+            writer.write(_segment_rows(types, []))
+    return writer.ref(), bytes_read
+
+
+def _segment_rows(
+    types: dict[str, pa.StructType], files: list[tuple[dict[str, Any], list[Any]]]
+) -> pa.Table:
+    """The segment rows of indexed files (base row, payloads in ``types`` order)."""
+    columns = {
+        name: (struct_type, [payloads[at] for _, payloads in files])
+        for at, (name, struct_type) in enumerate(types.items())
     }
-    return segment_table(rows, typed), bytes_read
+    return segment_table([row for row, _ in files], columns)
 
 
 def _index_file(

@@ -2,7 +2,8 @@
 
 Files are packed into size-balanced bins (a few per core, never one task per
 file: each Python task costs about 30 ms in ``local[2]``); every bin becomes one
-task running :func:`skipindex.indexer.index_bins`, which writes one segment and
+task running :func:`skipindex.indexer.index_bins`, which writes one segment (a few
+files per row group, so a task never holds a whole bin's payloads) and
 returns a :class:`~skipindex.indexer.SegmentWritten`.
 """
 

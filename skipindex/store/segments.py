@@ -8,6 +8,7 @@ struct column per index definition, named by ``IndexDef.field``.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from typing import Any
@@ -26,6 +27,8 @@ __all__ = [
     "FILE_SCHEMA",
     "copy_segments",
     "read_segments",
+    "SegmentWriter",
+    "segment_schema",
     "segment_table",
     "write_segment",
 ]
@@ -44,6 +47,11 @@ BASE_FIELDS = tuple(FILE_SCHEMA.names)
 IDENTITY_FIELDS = ("path", "size", "mtime_ms", "num_rows", "error")
 
 
+def segment_schema(payload_types: dict[str, pa.StructType]) -> pa.Schema:
+    """A segment's columns: the base fields, then one struct per index field."""
+    return pa.schema([*FILE_SCHEMA, *payload_types.items()])
+
+
 def segment_table(
     files: Sequence[dict[str, Any]], payloads: dict[str, tuple[pa.StructType, list[Any]]]
 ) -> pa.Table:
@@ -52,32 +60,61 @@ def segment_table(
         pa.array([f[name] for f in files], type=FILE_SCHEMA.field(name).type)
         for name in BASE_FIELDS
     ]
-    names = list(BASE_FIELDS)
-    for field_name, (struct_type, values) in payloads.items():
-        columns.append(pa.array(values, type=struct_type))
-        names.append(field_name)
-    return pa.Table.from_arrays(columns, names=names)
+    columns += [pa.array(values, type=struct_type) for struct_type, values in payloads.values()]
+    schema = segment_schema({name: struct_type for name, (struct_type, _) in payloads.items()})
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def write_segment(location: TableLocation, name: str, table: pa.Table) -> SegmentRef:
     """Write a segment; it is invisible to readers until a manifest names it."""
-    relative = f"segments/{name}.parquet"
-    path = f"{location.index_dir}/{relative}"
-    location.fs.create_dir(f"{location.index_dir}/segments", recursive=True)
-    # Page checksums: a flipped byte fails the read instead of decoding wrongly.
-    # No dictionaries: payloads are distinct blobs, and hashing them cost 8 % of
-    # the write for nothing.
-    pq.write_table(
-        table,
-        path,
-        filesystem=location.fs,
-        compression="zstd",
-        write_page_checksum=True,
-        use_dictionary=False,
-    )
-    size = location.fs.get_file_info(path).size
-    rows = int(pa.compute.sum(table.column("num_rows")).as_py() or 0) if len(table) else 0
-    return SegmentRef(path=relative, files=len(table), rows=rows, bytes=int(size))
+    with SegmentWriter(location, name, table.schema) as writer:
+        writer.write(table)
+    return writer.ref()
+
+
+class SegmentWriter:
+    """A segment written one row group at a time, so that a task indexing many
+    files holds only the payloads of the files not yet written (holding a whole
+    bin's, 500 MB for 167 files with every kind, made each file 17 ms slower)."""
+
+    def __init__(self, location: TableLocation, name: str, schema: pa.Schema) -> None:
+        self._location = location
+        self._relative = f"segments/{name}.parquet"
+        self._path = f"{location.index_dir}/{self._relative}"
+        location.fs.create_dir(f"{location.index_dir}/segments", recursive=True)
+        # Page checksums: a flipped byte fails the read instead of decoding wrongly.
+        # No dictionaries: payloads are distinct blobs, and hashing them cost 8 % of
+        # the write for nothing.
+        self._writer = pq.ParquetWriter(
+            self._path,
+            schema,
+            filesystem=location.fs,
+            compression="zstd",
+            write_page_checksum=True,
+            use_dictionary=False,
+        )
+        self._files = 0
+        self._rows = 0
+
+    def __enter__(self) -> SegmentWriter:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self._writer.close()
+        if kind is not None:  # no manifest will name it: do not leave it for vacuum
+            with contextlib.suppress(OSError):
+                self._location.fs.delete_file(self._path)
+
+    def write(self, table: pa.Table) -> None:
+        """Append ``table``'s files as one row group."""
+        self._writer.write_table(table, row_group_size=max(len(table), 1))
+        self._files += len(table)
+        self._rows += int(pa.compute.sum(table.column("num_rows")).as_py() or 0)
+
+    def ref(self) -> SegmentRef:
+        """The manifest entry of the closed segment."""
+        size = self._location.fs.get_file_info(self._path).size
+        return SegmentRef(path=self._relative, files=self._files, rows=self._rows, bytes=int(size))
 
 
 def copy_segments(

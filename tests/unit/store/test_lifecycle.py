@@ -331,6 +331,57 @@ def test_bitmaps_keep_correct_results_on_random_layout(tmp_path: Path):
     assert _kept(root, "id = 17") == truth
 
 
+class _OneBin(InProcessRunner):
+    parallelism = 1  # every file in one task
+
+
+def test_a_bin_past_the_row_group_budget_is_written_in_row_groups(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A task writes its segment a few files at a time; prune reads it whole."""
+    rng = np.random.default_rng(5)
+    root = tmp_path / "t"
+    for k in range(7):
+        _write(root, f"p{k}.parquet", rng.integers(0, 40, 25).tolist())
+    monkeypatch.setattr(indexer, "ROW_GROUP_BYTES", 1)  # one file per row group
+    specs = [si.MinMax("id"), si.Bloom("id"), si.RangeBitmap("id", bins=4)]
+    assert build_with(str(root), specs, _OneBin()).files_indexed == 7
+    (ref,) = load_latest(locate(str(root))).segments
+    assert pq.ParquetFile(root / "_skipindex" / ref.path).metadata.num_row_groups == 7
+    assert (ref.files, ref.rows) == (7, 7 * 25)
+    columns = {p.name: pq.read_table(p).column("id").to_pylist() for p in root.glob("*.parquet")}
+    for value in (3, 17, 39, 40):
+        assert _kept(root, f"id = {value}") == {n for n, ids in columns.items() if value in ids}
+        assert _kept(root, f"id <= {value}") == {
+            n for n, ids in columns.items() if min(ids) <= value
+        }
+
+
+def test_a_bin_that_fails_midway_leaves_no_segment_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    root = tmp_path / "t"
+    for k in range(4):
+        _write(root, f"p{k}.parquet", list(range(k, k + 5)))
+    _build(root, [si.MinMax("id")])
+    before = sorted((root / "_skipindex" / "segments").iterdir())
+    monkeypatch.setattr(indexer, "ROW_GROUP_BYTES", 1)
+    real = indexer._index_file
+    calls = []
+
+    def failing(*args: Any) -> Any:
+        calls.append(1)
+        if len(calls) == 3:  # after two row groups are on disk
+            raise OSError("disk went away")
+        return real(*args)
+
+    monkeypatch.setattr(indexer, "_index_file", failing)
+    with pytest.raises(OSError, match="disk went away"):
+        build_with(str(root), [si.MinMax("id"), si.Bloom("id")], _OneBin())
+    assert sorted((root / "_skipindex" / "segments").iterdir()) == before
+    assert _kept(root, "id = 2") == {"p0.parquet", "p1.parquet", "p2.parquet"}
+
+
 def test_adding_an_index_reads_only_its_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     from skipindex import indexer
 
