@@ -28,6 +28,9 @@ class Config:
     spark_build_files: int = 20
     scale_counts: tuple[int, ...] = (1000, 10000)
     million_files: bool = False  # the 1M-file prune (its data and index take minutes)
+    # Build against a Spark scan on the issue's own layout (scale, files); None: on
+    # the spark_build_files of SF1 only.
+    issue_build: tuple[float, int] | None = None
 
 
 QUICK = Config(
@@ -42,6 +45,7 @@ FULL = Config(
     spark_build_files=100,
     scale_counts=(1000, 10000, 100000),
     million_files=True,
+    issue_build=(10, 1000),
 )
 
 
