@@ -2,7 +2,8 @@
 point: ``python tests/_child_build.py ROOT RUNNER CRASH``.
 
 RUNNER is ``inprocess`` or ``spark``; CRASH is ``none``, ``segment:N`` (after the
-N-th segment is written), ``commit`` (segments written, before the manifest
+N-th segment is written), ``rowgroup:N`` (after the N-th row group, one file each,
+is appended to a segment not yet closed), ``commit`` (segments written, before the manifest
 commit), ``publish`` (temporary manifest written, before it is linked) or
 ``vacuum`` (committed, before cleanup)."""
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import skipindex as si
 from skipindex import build, indexer
-from skipindex.store import manifest, vacuum
+from skipindex.store import manifest, segments, vacuum
 
 SPECS = [si.MinMax("id"), si.BitSlicedBitmap("id"), si.Bloom("id")]
 
@@ -26,7 +27,7 @@ def _die(*_: Any, **__: Any) -> None:
 
 def _arm(crash: str) -> None:
     if crash.startswith("segment:"):
-        limit, real, written = int(crash.split(":")[1]), indexer.write_segment, []
+        limit, real, written = int(crash.split(":")[1]), indexer.index_files, []
 
         def write_then_die(*args: Any, **kwargs: Any) -> Any:
             ref = real(*args, **kwargs)
@@ -35,7 +36,18 @@ def _arm(crash: str) -> None:
                 _die()
             return ref
 
-        indexer.write_segment = write_then_die  # type: ignore[assignment]
+        indexer.index_files = write_then_die  # type: ignore[assignment]
+    elif crash.startswith("rowgroup:"):  # inside a segment: its footer not yet written
+        limit, append, groups = int(crash.split(":")[1]), segments.SegmentWriter.write, []
+
+        def append_then_die(self: segments.SegmentWriter, table: Any) -> None:
+            append(self, table)
+            groups.append(len(table))
+            if len(groups) >= limit:
+                _die()
+
+        indexer.ROW_GROUP_BYTES = 1  # one file per row group
+        segments.SegmentWriter.write = append_then_die  # type: ignore[method-assign]
     elif crash == "commit":
         build.commit = _die  # type: ignore[assignment]
     elif crash == "publish":

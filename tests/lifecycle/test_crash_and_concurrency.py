@@ -102,7 +102,9 @@ def _child(root: Path, crash: str, runner: str = "inprocess") -> subprocess.Pope
     )
 
 
-@pytest.mark.parametrize("crash", ["segment:1", "segment:3", "publish", "commit", "vacuum"])
+@pytest.mark.parametrize(
+    "crash", ["segment:1", "segment:3", "rowgroup:2", "publish", "commit", "vacuum"]
+)
 def test_build_killed_at_a_chosen_point(tmp_path: Path, crash: str):
     root = tmp_path / "t"
     _table(root, 40)
