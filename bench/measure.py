@@ -31,6 +31,8 @@ class Config:
     # Build against a Spark scan on the issue's own layout (scale, files); None: on
     # the spark_build_files of SF1 only.
     issue_build: tuple[float, int] | None = None
+    # (order, files) layouts the end-to-end section runs beyond both orders in 100 files
+    e2e_extra_layouts: tuple[tuple[str, int], ...] = ()
 
 
 QUICK = Config(
@@ -46,6 +48,7 @@ FULL = Config(
     scale_counts=(1000, 10000, 100000),
     million_files=True,
     issue_build=(10, 1000),
+    e2e_extra_layouts=(("natural", 1000),),  # the issue's own table
 )
 
 
