@@ -11,26 +11,35 @@ from __future__ import annotations
 
 CAUSES: dict[str, str] = {
     "e2e-fast": (
-        "Met at SF10 (full mode, 2026-11-24: natural Q9, the one query whose floor is at "
-        "most 15% of the files, 3.16x). Missed at SF1 (quick mode) by local Spark's fixed "
-        "cost, not skipindex's: Spark needs 170-210 ms to count even one kept 60k-row file "
-        "(planning, job and task start-up), which caps the speedup: with 14 of 100 files "
-        "kept the ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give "
-        "2.8x-4.1x. Prune is 5-15 ms of it, and read() stays within 10% of Spark handed only "
-        "the floor's files (e2e-floor). Natural Q9 keeps 1 file and sits at that one-file "
-        "floor (read() 80 ms, Spark on that one file 100 ms), while plain Spark needs only "
-        "150-210 ms because it skips the other 99 files' row groups by their footer "
-        "statistics itself. A 3x margin on a 150 ms query would need Spark's own fixed cost "
-        "to shrink."
+        "Met on the issue's own layout, SF10 natural in 1,000 files (full mode, 2026-11-25: "
+        "Q1 17.4x, Q4 22.9x, Q7 16.0x, Q8 20.6x, Q9 9.3x). The miss is natural Q9 in 100 "
+        "files (2.45x; 3.16x the run before): it keeps 1 file, read() takes 70 ms against "
+        "plain Spark's 160 ms, which skips the other 99 files' row groups by footer "
+        "statistics itself, so the ratio is Spark's fixed cost and noise. At SF1 (quick "
+        "mode) local Spark's fixed cost caps it: Spark needs 170-210 ms to count even one "
+        "kept 60k-row file (planning, job and task start-up); with 14 of 100 files kept the "
+        "ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give 2.8x-4.1x."
     ),
     "e2e-slow": (
-        "Met in the 2026-11-23 quick run (0.92x-1.08x); it flips with Spark's own run-to-run "
-        "noise of about +-10%. skipindex.read = prune + the same folder scan plain Spark does "
-        "(read() hands Spark the folder when more than half the files are kept). Warm prune "
-        "of Q6 fell from 62 ms to 9 ms and of Q9 from 43 ms to 12 ms at SF1: the row-level "
-        "pass is skipped where the conditions' code ranges predict >= 256 matching rows "
-        "(row_level='auto'), the rest is vectorised over files, and manifests are parsed "
-        "once. On the 0.6-0.8 s SF1 scans that leaves 1-2% for prune."
+        "Met at 100 files of SF10 and SF1 (0.91x-1.02x). Missed on SF10 natural in 1,000 "
+        "files by natural-1000 Q3 (0.76x: 1.31 s against 1.00 s; Q2 0.93x): read() plans "
+        "row-group reads before it decides, and planning opens the footer of every kept "
+        "file with candidate rows and prices its pages in Python. Timed alone on that index "
+        "(2026-11-25): Q3 keeps all 1,000 files, prune 68 ms, plan_splits 188 ms, of which "
+        "opening the 1,000 footers 120 ms and the page estimates 50 ms, and then no file is "
+        "worth it (Q2: 831 files, plan 301 ms; Q5: 343 files, plan 165 ms). Not yet done: "
+        "footers cached by (path, size, mtime) across read() calls, and a cheap bound that "
+        "skips planning where candidate rows fall in every page."
+    ),
+    "e2e-floor": (
+        "Met at 100 files of SF10 (read() 0.13x-0.85x of Spark on the floor's files: it "
+        "reads only the row groups and pages holding candidate rows). Missed on SF10 natural "
+        "in 1,000 files (files of 60k rows, one row group each) by Q4 (1.33x: 288 ms against "
+        "218 ms) and Q5 (1.22x: 1,118 ms against 915 ms): the floor's Spark read is so short "
+        "that prune and planning show. Q4: prune 73-75 ms warm (a range on bit slices AND "
+        "an equality over 1,000 files), plan 10 ms. Q5: prune 31-34 ms, plan 165 ms (343 "
+        "footers) for splits then not worth reading. Q1, Q7, Q8 and Q9 are within 10% (0.78x-"
+        "1.02x)."
     ),
     "build-light": (
         "In-process only (one core, against a multi-threaded pyarrow read); the Spark "
