@@ -3,8 +3,12 @@ skeleton the two bucketed kinds (equality, range-encoded) share."""
 
 from __future__ import annotations
 
+import functools
+import math
+import operator
 from abc import abstractmethod
-from typing import Any, ClassVar
+from collections.abc import Sequence
+from typing import Any, ClassVar, cast
 
 import numpy as np
 import pyarrow as pa
@@ -24,7 +28,7 @@ from skipindex.indexes._code_search import Codes, Either, SortedLists
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._payloads import EMPTY, FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, to_bytes
-from skipindex.indexes._selection import Selection, select
+from skipindex.indexes._selection import MAX_IN_VALUES, Selection, select
 from skipindex.indexes.base import FileBatch, RowLevelKind
 
 
@@ -118,27 +122,60 @@ class BitmapKind(RowLevelKind):
             answers[at] = self.rows_of_ranges(chosen.ranges(i), int(chosen.sizes[i]), file)
         return answers
 
+    def joint_selection(self, leaves: Sequence[BoundLeaf], files: FileBatch) -> Selection | None:
+        """The codes every one of ``leaves`` selects (None: some leaf has no selection)."""
+        selections = [self.selection(leaf, files) for leaf in leaves]
+        if any(chosen is None for chosen in selections):
+            return None
+        return functools.reduce(operator.and_, cast(list[Selection], selections))
+
+    def joint_selectivity(
+        self, leaves: Sequence[BoundLeaf], files: FileBatch, positions: np.ndarray
+    ) -> np.ndarray:
+        if len(leaves) == 1 or not self.combines(leaves, files):
+            return super().joint_selectivity(leaves, files, positions)
+        chosen = self.joint_selection(leaves, files)
+        assert chosen is not None  # combines() says every leaf has one
+        share: np.ndarray = chosen.fraction()[positions]
+        share[~self.file_codes(files).usable[positions]] = 1.0
+        return share
+
+    def combines(self, leaves: Sequence[BoundLeaf], files: FileBatch) -> bool:
+        # Ranges multiply when they intersect: two IN lists at most as long as one.
+        counts = [self._range_count(leaf, files) for leaf in leaves]
+        return all(counts) and math.prod(counts) <= MAX_IN_VALUES
+
+    def _range_count(self, leaf: BoundLeaf, files: FileBatch) -> int:
+        chosen = self.selection(leaf, files)
+        return 0 if chosen is None else len(chosen.starts)
+
     def dense_rows(
-        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+        self,
+        leaves: Sequence[BoundLeaf],
+        files: FileBatch,
+        positions: np.ndarray,
+        within: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """What :meth:`matching_rows` says, as words (see :mod:`._dense`): all rows
-        set where a file's payload tells nothing. None where only the per-file path
-        can answer (``!=``, NOT IN, long IN lists, a kind without a dense form, or
-        arrays the cache's budget does not allow)."""
+        """What :meth:`matching_rows` says (of every one of ``leaves``), as words
+        (see :mod:`._dense`): all rows set where a file's payload tells nothing.
+        None where only the per-file path can answer (``!=``, NOT IN, long IN
+        lists, a kind without a dense form, or arrays the cache's budget does
+        not allow)."""
         columns = payload_columns(files)
         dense = columns.dense
         every_full = dense.full() if dense.fits else None
         every_nonnull = dense.nonnull() if every_full is not None else None
         if every_full is None or every_nonnull is None:
             return None
-        if isinstance(leaf, BoundIsNull):
+        leaf = leaves[0]
+        if isinstance(leaf, BoundIsNull) and len(leaves) == 1:
             known = columns.known[positions]
             out: np.ndarray = every_nonnull[positions]
             if not leaf.negated:
                 np.bitwise_xor(out, every_full[positions], out=out)  # the null rows
             out[~known] = every_full[positions[~known]]
             return out
-        chosen = self.selection(leaf, files)
+        chosen = self.joint_selection(leaves, files)
         if chosen is None:
             return None
         usable = self.file_codes(files).usable
@@ -148,10 +185,11 @@ class BitmapKind(RowLevelKind):
         if len(at):
             starts = chosen.starts[:, at].astype(np.int64)
             ends = chosen.ends[:, at].astype(np.int64)
-            part = self.dense_ranges(starts, ends, chosen.sizes[at].astype(np.int64), at, columns)
+            sizes = chosen.sizes[at].astype(np.int64)
+            narrowed = None if within is None else within[work]
+            part = self.dense_ranges(starts, ends, sizes, at, columns, narrowed)
             if part is None:
                 return None
-            part &= every_nonnull[at]
             if len(at) == len(positions):
                 return part
         out = np.zeros((len(positions), dense.width), dtype=np.uint64)
@@ -168,9 +206,11 @@ class BitmapKind(RowLevelKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        within: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """Per file in ``positions``, the rows whose codes fall in the ranges
-        ``[starts[r], ends[r])`` (of ``sizes`` codes) as words; None: no dense form."""
+        """Per file in ``positions``, the (non-null) rows whose codes fall in the
+        ranges ``[starts[r], ends[r])`` (of ``sizes`` codes) as words; None: no
+        dense form. ``within``: as in :meth:`dense_rows`, for these files."""
         return None
 
     @staticmethod

@@ -50,6 +50,14 @@ class Selection:
         """Per file: every code is selected (every non-null row matches)."""
         return np.asarray(np.any((self.starts <= 0) & (self.ends >= self.sizes), axis=0))
 
+    def __and__(self, other: Selection) -> Selection:
+        """The codes both select: every range of one intersected with every
+        range of the other (the intersection of two unions of ranges)."""
+        files = self.starts.shape[1]
+        starts = np.maximum(self.starts[:, None, :], other.starts[None, :, :])
+        ends = np.minimum(self.ends[:, None, :], other.ends[None, :, :])
+        return Selection(starts.reshape(-1, files), ends.reshape(-1, files), self.sizes)
+
     def fraction(self) -> np.ndarray:
         """Per file, the share of its codes selected (overlaps counted twice, at most 1)."""
         width = np.maximum(self.ends - self.starts, 0).sum(axis=0)

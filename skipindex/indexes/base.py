@@ -20,6 +20,7 @@ Answers are always supersets: a kind that is unsure says "might match".
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -195,9 +196,29 @@ class RowLevelKind(IndexKind):
     ) -> list[AbstractBitMap | None]:
         """Per file in ``positions``, the rows satisfying ``leaf`` (None: all might)."""
 
+    def joint_selectivity(
+        self, leaves: Sequence[BoundLeaf], files: FileBatch, positions: np.ndarray
+    ) -> np.ndarray:
+        """:meth:`selectivity` of the conjunction of ``leaves`` (on this column)."""
+        shares = [self.selectivity(leaf, files, positions) for leaf in leaves]
+        return np.asarray(np.minimum.reduce(shares))
+
     def dense_rows(
-        self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray
+        self,
+        leaves: Sequence[BoundLeaf],
+        files: FileBatch,
+        positions: np.ndarray,
+        within: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        """:meth:`matching_rows` as one row of 64-bit words per file (all rows set
-        where all might match), or None: only the per-file answer is available."""
+        """The rows satisfying every one of ``leaves`` (:meth:`matching_rows` for
+        one leaf; several only where :meth:`combines` them) as one row of 64-bit
+        words per file, all rows set where all might match; or None: only the
+        per-file answer is available. ``within`` (words, one row per file in
+        ``positions``): the only rows the caller still needs, so rows outside it
+        may be left out or not, as is cheaper (the caller ANDs the answer in)."""
         return None
+
+    def combines(self, leaves: Sequence[BoundLeaf], files: FileBatch) -> bool:
+        """Whether :meth:`dense_rows` answers the conjunction of ``leaves`` (all on
+        this kind's column) at once, reading each bitmap once for all of them."""
+        return False

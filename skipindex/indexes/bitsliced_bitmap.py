@@ -54,7 +54,7 @@ from skipindex.indexes._bitmap_query import (
 )
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
 from skipindex.indexes._column_work import ColumnWork
-from skipindex.indexes._dense_ops import SlicedFiles
+from skipindex.indexes._dense_sliced import SlicedFiles
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
 from skipindex.indexes.base import IndexSpec
@@ -205,6 +205,7 @@ class BitSlicedBitmapKind(BitmapKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        within: np.ndarray | None = None,
     ) -> np.ndarray | None:
         lists = columns.lists("slices")
         slices = columns.dense.slices("slices", lists.starts, lists.lengths)
@@ -212,7 +213,7 @@ class BitSlicedBitmapKind(BitmapKind):
         if slices is None or nonnull is None:
             return None
         files = SlicedFiles(slices, positions, lists.lengths[positions], nonnull[positions])
-        return files.between(starts, ends)
+        return files.between(starts, ends, within)
 
     def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
         evaluate = RangeEval(file)

@@ -71,6 +71,7 @@ class EqualityBitmapKind(BucketedBitmapKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        within: np.ndarray | None = None,
     ) -> np.ndarray | None:
         dense = columns.dense
 
@@ -89,7 +90,10 @@ class EqualityBitmapKind(BucketedBitmapKind):
                 union = union_of_items(items, dense.width, first, starts, ends)
                 if union is None:
                     return None
-                union[flip] = ~union[flip]  # the caller keeps only non-null rows
+                nonnull = dense.nonnull()
+                if nonnull is None:
+                    return None
+                union[flip] = ~union[flip] & nonnull[positions[flip]]
                 return union
         return union_of_items(items, dense.width, first, starts, ends)
 

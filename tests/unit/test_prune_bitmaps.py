@@ -175,3 +175,42 @@ def test_auto_keeps_a_likely_file_that_always_would_skip(tmp_path, kind):
     assert exact.row_level_files == 1
     with pytest.raises(ValueError, match="row_level"):
         si.prune(str(root), "a = 1", row_level="sometimes")  # type: ignore[arg-type]
+
+
+def test_an_and_reads_one_range_per_column_and_narrows_as_it_goes(tmp_path):
+    """``a >= 40 AND a <= 42`` is one range for the bit-sliced index (each half
+    alone keeps most rows), and ``b = 7``, evaluated after it, is asked only for
+    the rows that range left."""
+    from skipindex.indexes._dense_sliced import SlicedFiles
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for f in range(3):
+        a = [(7 * r + f) % 100 for r in range(1000)]
+        pq.write_table(
+            pa.table({"a": a, "b": [r % 10 for r in range(1000)]}), root / f"{f}.parquet"
+        )
+    build_with(str(root), [si.BitSlicedBitmap("a"), si.BitSlicedBitmap("b")], InProcessRunner())
+    calls: list[tuple[int, int | None]] = []  # (ranges asked, rows allowed or None)
+    between = SlicedFiles.between
+
+    def spy(self, starts, ends, within=None):
+        allowed = None if within is None else sum(bin(int(w)).count("1") for w in within.ravel())
+        calls.append((len(starts), allowed))
+        return between(self, starts, ends, within)
+
+    where = "a >= 40 AND b = 7 AND a <= 42"
+    with mock.patch.object(SlicedFiles, "between", spy):
+        result = si.prune(str(root), where, row_level="always")
+    truth = {
+        f"{f}.parquet": sorted(
+            r for r in range(1000) if 40 <= (7 * r + f) % 100 <= 42 and r % 10 == 7
+        )
+        for f in range(3)
+    }
+    assert {Path(f).name: sorted(result.rows_of(f).tolist()) for f in result.files} == {
+        name: rows for name, rows in truth.items() if rows
+    }
+    assert calls[0] == (1, None)  # the range on a, once, over every row
+    assert len(calls) == 2
+    assert calls[1][1] == 3 * 30  # b only within the 30 rows per file with a in 40..42

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from skipindex.errors import IndexCorruptError
+from skipindex.indexes import _dense_sliced
 from skipindex.indexes._dense import (
     ALL_SET,
     DenseColumns,
@@ -19,7 +20,8 @@ from skipindex.indexes._dense import (
     words_for,
 )
 from skipindex.indexes._dense_decode import decode_many, decode_words
-from skipindex.indexes._dense_ops import SlicedFiles, union_of_items
+from skipindex.indexes._dense_ops import union_of_items
+from skipindex.indexes._dense_sliced import BLOCK_WORDS, SlicedFiles
 from skipindex.indexes._roaring import mask_bytes, to_bytes
 from tests._support import examples
 
@@ -186,30 +188,57 @@ def _words(mask: np.ndarray, width: int) -> np.ndarray:
     return np.packbits(padded, bitorder="little").view("<u8")
 
 
-@settings(max_examples=examples(100), deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(sliced_files(), st.data())
-def test_sliced_arithmetic_matches_the_codes(case, data):
+def test_sliced_ranges_match_the_codes(case, data):
     files, ms = case
     slices, nonnull = _slices(files, ms)
     positions = np.array(
         data.draw(st.one_of(st.just(list(range(len(files)))), st.permutations(range(len(files)))))
     )
-    sliced = SlicedFiles(slices, positions, np.array(ms)[positions], nonnull[positions])
-    low = np.array([data.draw(st.integers(-2, (1 << m) + 1)) for m in np.array(ms)[positions]])
-    high = low + np.array([data.draw(st.integers(-1, 4)) for _ in positions])
-    checks = {
-        "at_most": (sliced.at_most(low), lambda c, a, b: c <= a),
-        "equal": (sliced.equal(low), lambda c, a, b: c == a),
-        "between": (
-            sliced.between(low[None, :], high[None, :]),
-            lambda c, a, b: (a <= c) & (c < b),
-        ),
-    }
-    for name, (words, rule) in checks.items():
-        for at, f in enumerate(positions.tolist()):
-            codes = files[f]
-            truth = set(np.flatnonzero((codes >= 0) & rule(codes, low[at], high[at])).tolist())
-            assert _rows_of(words[at]) == truth, (name, f, low[at], high[at])
+    # Blocks of one file, of a few words (a file split across none), or the whole batch.
+    block_words = data.draw(st.sampled_from([1, 2, 3, 8, BLOCK_WORDS]))
+    sliced = SlicedFiles(
+        slices, positions, np.array(ms)[positions], nonnull[positions], block_words
+    )
+    bounds = st.integers(-3, (1 << max(ms)) + 2)
+    ranges = data.draw(st.integers(1, 3))
+    starts = np.array([[data.draw(bounds) for _ in positions] for _ in range(ranges)])
+    ends = starts + np.array([[data.draw(st.integers(-1, 9)) for _ in positions] for _ in starts])
+    words = sliced.between(starts, ends)
+    for at, f in enumerate(positions.tolist()):
+        codes = files[f]
+        inside = np.zeros(len(codes), dtype=bool)
+        for a, b in zip(starts[:, at], ends[:, at], strict=True):
+            inside |= (a <= codes) & (codes < b)
+        truth = set(np.flatnonzero((codes >= 0) & inside).tolist())
+        assert _rows_of(words[at]) == truth, (f, starts[:, at], ends[:, at])
+
+
+def test_sliced_narrow_range_over_many_words_gathers_only_what_is_left(monkeypatch):
+    """A narrow range among many distinct codes leaves few words after the high
+    slices: the low slices are gathered at those words only, and the answer is
+    still every row in the range."""
+    read: list[int] = []
+    original = _dense_sliced._Block._slice
+    monkeypatch.setattr(
+        _dense_sliced._Block,
+        "_slice",
+        lambda self, i: read.append(original(self, i).size) or original(self, i),
+    )
+    rng = np.random.default_rng(7)
+    files = [rng.integers(-1, 1 << 16, 20_000) for _ in range(4)]
+    ms = [16] * 4
+    slices, nonnull = _slices(files, ms)
+    sliced = SlicedFiles(slices, np.arange(4), np.array(ms), nonnull)
+    targets = np.array([files[f][f * 7] for f in range(4)])  # a code each file holds
+    words = sliced.between(targets[None, :] - 1, targets[None, :] + 2)
+    for f, codes in enumerate(files):
+        truth = np.flatnonzero((codes >= targets[f] - 1) & (codes <= targets[f] + 1))
+        assert _rows_of(words[f]) == set(truth.tolist()) != set()
+    whole = 4 * slices.shape[2]
+    assert read[0] == whole
+    assert min(read) <= whole / 8
 
 
 def test_union_of_items_gathers_each_files_ranges():

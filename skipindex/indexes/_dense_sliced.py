@@ -1,0 +1,193 @@
+"""Ranges of codes on bit-sliced files, many files at once, as rows of words
+(see :mod:`._dense`): each file its own range of codes.
+
+A file's rows with a code in ``[lo, hi]`` share with ``lo`` and ``hi`` every bit
+above the highest bit where those two differ, and order decides only on the
+bits below. So the high slices are ANDed in from the top (an equality), which
+leaves few rows for a narrow range, and once few words are left the rest of
+the work gathers only those; the low bits then compare both ends in one
+bottom-up pass (RangeEval-Opt, O'Neil & Quass). Files go a block at a time so
+that a block's running results stay in the CPU's cache: at 1,000 files of 60k
+rows, ``l_partkey BETWEEN 1000 AND 1020`` on 21 slices took three whole-batch
+passes of 17 ms each before.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from skipindex.indexes._dense import ALL_SET
+
+__all__ = ["BLOCK_WORDS", "SlicedFiles"]
+
+# Words per array in a block of files (256 KB).
+BLOCK_WORDS = 1 << 20
+# Gather only the non-zero words once at most this share of them is left.
+_SPARSE = 0.125
+_NONE = np.uint64(0)
+
+
+class SlicedFiles:
+    """Bit-sliced files: ``slices[i, f]`` holds file f's non-null rows whose code
+    has a 0 at bit i, all set where the file has fewer than i + 1 slices (its
+    codes have a 0 bit there). ``positions``: the batch files evaluated, ``m``
+    and ``nonnull`` of those files."""
+
+    def __init__(
+        self,
+        slices: np.ndarray,
+        positions: np.ndarray,
+        m: np.ndarray,
+        nonnull: np.ndarray,
+        block_words: int = BLOCK_WORDS,
+    ) -> None:
+        self._slices = slices
+        self._positions = positions
+        self.m = m
+        self.nonnull = nonnull
+        self._block_files = max(1, block_words // max(nonnull.shape[1], 1))
+
+    def between(
+        self, starts: np.ndarray, ends: np.ndarray, within: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Per file, its non-null rows with a code in any ``[starts[r], ends[r])``;
+        only those in ``within`` (rows of words, one per file), if given."""
+        out = np.zeros_like(self.nonnull)
+        rows = self.nonnull if within is None else self.nonnull & within
+        top = (np.int64(1) << self.m) - 1
+        for first in range(0, len(self.nonnull), self._block_files):
+            block = slice(first, first + self._block_files)
+            for a, b in zip(starts[:, block], ends[:, block], strict=True):
+                lo, hi = np.maximum(a, 0), np.minimum(b - 1, top[block])
+                if np.any(lo <= hi):
+                    rows = (
+                        self.nonnull[block]
+                        if within is None
+                        else self.nonnull[block] & within[block]
+                    )
+                    _Block(self, block, lo, hi, rows).add_to(out[block])
+        return out
+
+
+class _Block:
+    """One block of files and one range per file, narrowed word by word."""
+
+    def __init__(
+        self, files: SlicedFiles, block: slice, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray
+    ) -> None:
+        self._files = files
+        self._block = block
+        self._rows = files._positions[block]
+        # Consecutive files (the usual case) are read as a view, not gathered.
+        run = len(self._rows) > 0 and bool(np.all(np.diff(self._rows) == 1))
+        self._run = slice(int(self._rows[0]), int(self._rows[-1]) + 1) if run else None
+        self._width = files.nonnull.shape[1]
+        self._live = lo <= hi
+        self._lo, self._hi = lo, hi
+        # Bits at or above ``low_bits`` are equal in lo and hi: equality decides there.
+        self._low_bits = np.where(self._live, _bit_length(lo ^ hi), 0)
+        self._at: np.ndarray | None = None  # flat word positions kept, None: all
+        self._file_of: np.ndarray | None = None  # the block file of each kept word
+        self._gather: np.ndarray | None = None  # where those words are in a slice
+        self._state = np.where(self._live[:, None], rows, _NONE)
+        self._compact()
+
+    def add_to(self, out: np.ndarray) -> None:
+        """OR the block's rows in range into ``out`` (the block's rows of words)."""
+        self._equal_high_bits()
+        if self._state.any():
+            self._order_low_bits()
+        if self._at is None:
+            out |= self._state
+        else:
+            flat = out.reshape(-1)
+            flat[self._at] |= self._state
+
+    def _equal_high_bits(self) -> None:
+        depth = int(self._files.m[self._block].max(initial=0))
+        for i in reversed(range(depth)):
+            deciding = self._live & (i >= self._low_bits)
+            if not deciding.any():
+                continue
+            one = ((self._lo >> i) & 1).astype(bool)
+            bit_slice = self._slice(i)
+            if deciding.all() and not one.any():  # the usual case for the top bits
+                self._state &= bit_slice
+            elif deciding.all() and one.all():
+                self._state &= ~bit_slice
+            else:
+                self._state &= (bit_slice ^ self._words(one)) | self._words(~deciding)
+            self._compact()
+
+    def _order_low_bits(self) -> None:
+        """Keep the rows whose low bits lie between lo's and hi's: at most hi's
+        and not at most one below lo's, both in one pass."""
+        mask = (np.int64(1) << self._low_bits) - 1
+        upper = self._hi & mask
+        lower = (self._lo & mask) - 1  # -1: no row lies below lo's low bits
+        at_most_upper = np.full(self._state.shape, ALL_SET)
+        at_most_lower = np.full(self._state.shape, ALL_SET)
+        scratch = np.empty_like(self._state)
+        for i in range(int(self._low_bits.max(initial=0))):
+            ordering = self._live & (i < self._low_bits)
+            # A file whose bits are all decided reads an all-set slice with a 0 bit.
+            bit_slice = self._slice(i) | self._words(~ordering)
+            for result, code in ((at_most_upper, upper), (at_most_lower, lower)):
+                _step(result, bit_slice, ordering & ((code >> i) & 1).astype(bool), self, scratch)
+        at_most_lower &= self._words(lower >= 0)
+        self._state &= at_most_upper
+        self._state &= np.invert(at_most_lower, out=at_most_lower)
+
+    def _words(self, per_file: np.ndarray) -> np.ndarray:
+        """Per-file flags as words (all set / zero), shaped to ``_state``."""
+        words = np.where(per_file, ALL_SET, _NONE)
+        return words[:, None] if self._file_of is None else words[self._file_of]
+
+    def _slice(self, i: int) -> np.ndarray:
+        """Slice i at the words still kept."""
+        slices = self._files._slices[i]
+        found: np.ndarray
+        if self._at is None:
+            found = slices[self._run if self._run is not None else self._rows]
+        else:
+            found = slices.reshape(-1)[self._gather]
+        return found
+
+    def _compact(self) -> None:
+        """Keep only the non-zero words once few are left."""
+        if np.count_nonzero(self._state) > _SPARSE * self._state.size:
+            return
+        kept = np.flatnonzero(self._state.reshape(-1))
+        self._state = self._state.reshape(-1)[kept]
+        if self._at is None:
+            self._at = kept
+        else:
+            self._at = self._at[kept]
+        self._file_of = self._at // self._width
+        self._gather = self._rows[self._file_of] * self._width + self._at % self._width
+
+
+def _step(
+    result: np.ndarray, bit_slice: np.ndarray, one: np.ndarray, block: _Block, scratch: np.ndarray
+) -> None:
+    """One RangeEval-Opt step, in place: ``result | slice`` for the files whose
+    code has a 1 here, ``result & slice`` for the others."""
+    if one.all():
+        result |= bit_slice
+    elif not one.any():
+        result &= bit_slice
+    else:  # (result & (slice | M)) | (slice & M), M all set where the bit is 1
+        mask = block._words(one)
+        result &= np.bitwise_or(bit_slice, mask, out=scratch)
+        result |= np.bitwise_and(bit_slice, mask, out=scratch)
+
+
+def _bit_length(values: np.ndarray) -> np.ndarray:
+    """``int.bit_length`` of each non-negative int64."""
+    length = np.zeros(values.shape, dtype=np.int64)
+    rest = values.copy()
+    for shift in (32, 16, 8, 4, 2, 1):
+        big = rest >= (np.int64(1) << shift)
+        length += shift * big
+        rest = np.where(big, rest >> shift, rest)
+    return length + (rest > 0)
