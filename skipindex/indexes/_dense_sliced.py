@@ -22,16 +22,73 @@ __all__ = ["BLOCK_WORDS", "SlicedFiles"]
 
 # Words per array in a block of files (256 KB).
 BLOCK_WORDS = 1 << 20
-# Gather only the non-zero words once at most this share of them is left.
+# Gather only the non-zero words once at most this share of them is left, and
+# at least this many slices are still to read: finding those words and putting
+# them back at the end costs about three passes, and a gathered word about four
+# streamed ones, so at 1/8 of the words a slice costs half.
 _SPARSE = 0.125
+_MIN_SLICES_LEFT = 6
+_SAMPLE_STEP = 64
 _NONE = np.uint64(0)
 
 
 class SlicedFiles:
-    """Bit-sliced files: ``slices[i, f]`` holds file f's non-null rows whose code
-    has a 0 at bit i, all set where the file has fewer than i + 1 slices (its
-    codes have a 0 bit there). ``positions``: the batch files evaluated, ``m``
-    and ``nonnull`` of those files."""
+    """Bit-sliced files of a batch: ``slices[i, f]`` holds file f's non-null rows
+    whose code has a 0 at bit i, all set where the file has fewer than i + 1
+    slices (its codes have a 0 bit there); ``m[f]``: file f's slice count. Ranges
+    are asked of the files at ``positions`` (default: all)."""
+
+    def __init__(
+        self,
+        slices: np.ndarray,
+        m: np.ndarray,
+        nonnull: np.ndarray,
+        positions: np.ndarray | None = None,
+        block_words: int = BLOCK_WORDS,
+    ) -> None:
+        self._slices = slices
+        self._m = m
+        self._nonnull = nonnull
+        everything = np.arange(len(nonnull))
+        self._positions = everything if positions is None else positions
+        self._block_files = max(1, block_words // max(nonnull.shape[1], 1))
+
+    def between(
+        self, starts: np.ndarray, ends: np.ndarray, within: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Per file at ``positions``, its non-null rows with a code in any
+        ``[starts[r], ends[r])``; only those in ``within`` (rows of words, one per
+        file at ``positions``), if given."""
+        at = self._positions
+        run = len(at) > 0 and bool(np.all(np.diff(at) == 1))
+        if run:  # every slice read as a view
+            files = slice(int(at[0]), int(at[-1]) + 1)
+            return self._files(at, self._m[files], self._nonnull[files]).between(
+                starts, ends, within
+            )
+        if 2 * len(at) < len(self._nonnull):  # a few files: gathered per slice
+            return self._files(at, self._m[at], self._nonnull[at]).between(starts, ends, within)
+        # Most files of the batch: the whole batch (as views) costs less than a
+        # gather per slice; the others get empty ranges.
+        batch = len(self._nonnull)
+        wide_starts = np.ones((len(starts), batch), dtype=np.int64)
+        wide_ends = np.zeros((len(starts), batch), dtype=np.int64)
+        wide_starts[:, at], wide_ends[:, at] = starts, ends
+        wide_within = None
+        if within is not None:
+            wide_within = np.zeros_like(self._nonnull)
+            wide_within[at] = within
+        everything = np.arange(batch)
+        found = self._files(everything, self._m, self._nonnull)
+        return found.between(wide_starts, wide_ends, wide_within)[at]
+
+    def _files(self, at: np.ndarray, m: np.ndarray, nonnull: np.ndarray) -> _Files:
+        return _Files(self._slices, at, m, nonnull, self._block_files)
+
+
+class _Files:
+    """Files of a batch (``positions``, with their ``m`` and ``nonnull``), a
+    block of them at a time."""
 
     def __init__(
         self,
@@ -39,41 +96,53 @@ class SlicedFiles:
         positions: np.ndarray,
         m: np.ndarray,
         nonnull: np.ndarray,
-        block_words: int = BLOCK_WORDS,
+        block_files: int,
     ) -> None:
         self._slices = slices
         self._positions = positions
         self.m = m
         self.nonnull = nonnull
-        self._block_files = max(1, block_words // max(nonnull.shape[1], 1))
+        self._block_files = block_files
 
     def between(
         self, starts: np.ndarray, ends: np.ndarray, within: np.ndarray | None = None
     ) -> np.ndarray:
         """Per file, its non-null rows with a code in any ``[starts[r], ends[r])``;
         only those in ``within`` (rows of words, one per file), if given."""
-        out = np.zeros_like(self.nonnull)
         rows = self.nonnull if within is None else self.nonnull & within
-        top = (np.int64(1) << self.m) - 1
-        for first in range(0, len(self.nonnull), self._block_files):
+        files = len(self.nonnull)
+        if self._block_files >= files:  # ``rows`` made here is the one range's to narrow
+            spare = within is not None and len(starts) == 1
+            return self._block_rows(slice(0, files), starts, ends, rows, spare)
+        out = np.empty_like(self.nonnull)
+        for first in range(0, files, self._block_files):
             block = slice(first, first + self._block_files)
-            for a, b in zip(starts[:, block], ends[:, block], strict=True):
-                lo, hi = np.maximum(a, 0), np.minimum(b - 1, top[block])
-                if np.any(lo <= hi):
-                    rows = (
-                        self.nonnull[block]
-                        if within is None
-                        else self.nonnull[block] & within[block]
-                    )
-                    _Block(self, block, lo, hi, rows).add_to(out[block])
+            out[block] = self._block_rows(block, starts[:, block], ends[:, block], rows[block])
         return out
+
+    def _block_rows(
+        self,
+        block: slice,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        rows: np.ndarray,
+        spare: bool = False,
+    ) -> np.ndarray:
+        top = (np.int64(1) << self.m[block]) - 1
+        found: np.ndarray | None = None
+        for a, b in zip(starts, ends, strict=True):
+            lo, hi = np.maximum(a, 0), np.minimum(b - 1, top)
+            if np.any(lo <= hi):
+                part = _Block(self, block, lo, hi, rows if spare else rows.copy()).rows()
+                found = part if found is None else np.bitwise_or(found, part, out=found)
+        return np.zeros_like(rows) if found is None else found
 
 
 class _Block:
     """One block of files and one range per file, narrowed word by word."""
 
     def __init__(
-        self, files: SlicedFiles, block: slice, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray
+        self, files: _Files, block: slice, lo: np.ndarray, hi: np.ndarray, rows: np.ndarray
     ) -> None:
         self._files = files
         self._block = block
@@ -89,19 +158,22 @@ class _Block:
         self._at: np.ndarray | None = None  # flat word positions kept, None: all
         self._file_of: np.ndarray | None = None  # the block file of each kept word
         self._gather: np.ndarray | None = None  # where those words are in a slice
-        self._state = np.where(self._live[:, None], rows, _NONE)
-        self._compact()
+        self._spare: np.ndarray | None = None
+        self._state = rows  # the block's own: narrowed in place
+        if not self._live.all():
+            self._state[~self._live] = 0
+        self._compact(int(files.m[block].max(initial=0)) + int(self._low_bits.max(initial=0)))
 
-    def add_to(self, out: np.ndarray) -> None:
-        """OR the block's rows in range into ``out`` (the block's rows of words)."""
+    def rows(self) -> np.ndarray:
+        """The block's rows in range, as its rows of words."""
         self._equal_high_bits()
-        if self._state.any():
+        if self._low_bits.any() and self._state.any():  # not an equality everywhere
             self._order_low_bits()
         if self._at is None:
-            out |= self._state
-        else:
-            flat = out.reshape(-1)
-            flat[self._at] |= self._state
+            return self._state
+        out = np.zeros((len(self._rows), self._width), dtype=np.uint64)
+        out.reshape(-1)[self._at] = self._state
+        return out
 
     def _equal_high_bits(self) -> None:
         depth = int(self._files.m[self._block].max(initial=0))
@@ -111,13 +183,16 @@ class _Block:
                 continue
             one = ((self._lo >> i) & 1).astype(bool)
             bit_slice = self._slice(i)
-            if deciding.all() and not one.any():  # the usual case for the top bits
+            # Files out of range have no rows left: any step suits them.
+            uniform = bool(np.all(deciding | ~self._live))
+            if uniform and not (one & self._live).any():  # the usual case for the top bits
                 self._state &= bit_slice
-            elif deciding.all() and one.all():
-                self._state &= ~bit_slice
+            elif uniform and (one | ~self._live).all():
+                self._state &= np.invert(bit_slice, out=self._scratch())
             else:
-                self._state &= (bit_slice ^ self._words(one)) | self._words(~deciding)
-            self._compact()
+                term = np.bitwise_xor(bit_slice, self._words(one), out=self._scratch())
+                self._state &= np.bitwise_or(term, self._words(~deciding), out=term)
+            self._compact(i + int(self._low_bits.max(initial=0)))
 
     def _order_low_bits(self) -> None:
         """Keep the rows whose low bits lie between lo's and hi's: at most hi's
@@ -127,7 +202,7 @@ class _Block:
         lower = (self._lo & mask) - 1  # -1: no row lies below lo's low bits
         at_most_upper = np.full(self._state.shape, ALL_SET)
         at_most_lower = np.full(self._state.shape, ALL_SET)
-        scratch = np.empty_like(self._state)
+        scratch = self._scratch()
         for i in range(int(self._low_bits.max(initial=0))):
             ordering = self._live & (i < self._low_bits)
             # A file whose bits are all decided reads an all-set slice with a 0 bit.
@@ -153,12 +228,25 @@ class _Block:
             found = slices.reshape(-1)[self._gather]
         return found
 
-    def _compact(self) -> None:
-        """Keep only the non-zero words once few are left."""
-        if np.count_nonzero(self._state) > _SPARSE * self._state.size:
+    def _scratch(self) -> np.ndarray:
+        """A work array shaped like the state (made once per shape: a fresh
+        7.5 MB array costs its page faults, about a bitwise pass)."""
+        if self._spare is None or self._spare.shape != self._state.shape:
+            self._spare = np.empty_like(self._state)
+        return self._spare
+
+    def _compact(self, slices_left: int) -> None:
+        """Keep only the non-zero words once few are left and enough slices are
+        still to read (judged from a sample of one word in 64: counting them
+        all cost as much as a step)."""
+        if slices_left < _MIN_SLICES_LEFT or (self._at is not None and len(self._state) < 4096):
             return
-        kept = np.flatnonzero(self._state.reshape(-1))
-        self._state = self._state.reshape(-1)[kept]
+        flat = self._state.reshape(-1)
+        sample = flat[::_SAMPLE_STEP] if len(flat) >= 64 * _SAMPLE_STEP else flat
+        if np.count_nonzero(sample) > _SPARSE * len(sample):
+            return
+        kept = np.flatnonzero(flat)
+        self._state = flat[kept]
         if self._at is None:
             self._at = kept
         else:

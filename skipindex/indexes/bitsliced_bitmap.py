@@ -212,7 +212,7 @@ class BitSlicedBitmapKind(BitmapKind):
         nonnull = columns.dense.nonnull()
         if slices is None or nonnull is None:
             return None
-        files = SlicedFiles(slices, positions, lists.lengths[positions], nonnull[positions])
+        files = SlicedFiles(slices, lists.lengths, nonnull, positions)
         return files.between(starts, ends, within)
 
     def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
