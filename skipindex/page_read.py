@@ -18,7 +18,6 @@ chunk whole: this path may only ever save work, never change a value.
 from __future__ import annotations
 
 import base64
-import math
 import mmap
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +30,15 @@ from skipindex import _thrift as thrift
 from skipindex._thrift import I32, I64, STRUCT, Struct, ThriftError
 from skipindex.spark_view import open_file
 
-__all__ = ["PAGE_BYTES", "PAGE_ROWS", "PAGE_SHARE", "PagedFile", "expected_bytes"]
+__all__ = [
+    "PAGE_BYTES",
+    "PAGE_ROWS",
+    "PAGE_SHARE",
+    "PagedFile",
+    "chunk_bytes",
+    "chunk_pages",
+    "expected_bytes",
+]
 
 # Decode by pages only when the pages kept hold at most this share of the
 # chunk's data bytes; above it, a plain read of the chunk with the rest of the
@@ -51,33 +58,37 @@ _DATA_PAGE, _INDEX_PAGE, _DICTIONARY_PAGE, _DATA_PAGE_V2 = range(4)
 _REPEATED = 2
 
 
-def expected_bytes(
-    chunk: pq.ColumnChunkMetaData, rows: np.ndarray, shares: dict[int, float] | None = None
-) -> float:
-    """About the compressed bytes read of a column chunk for its ``rows``
-    (sorted, counted from the row group's first), from its footer entry alone:
-    its pages taken as equal runs of rows, the dictionary page and the pages
-    holding ``rows``, or the whole chunk where those would be more than
-    :data:`PAGE_SHARE` of it (as :meth:`PagedFile.column_values` decides from the
-    real page headers). ``shares``: a memo of the share of pages hit by page
-    count, for the chunks of one row group (most have as many pages)."""
-    whole = float(chunk.total_compressed_size)
+def chunk_pages(uncompressed: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Per column chunk, how many pages planning takes it to hold (from its
+    footer entry alone: see :data:`PAGE_BYTES`)."""
+    by_bytes = -(-uncompressed // PAGE_BYTES)
+    by_rows = -(-values // PAGE_ROWS)
+    pages: np.ndarray = np.maximum(np.maximum(by_bytes, by_rows), 1)
+    return pages
+
+
+def chunk_bytes(compressed: np.ndarray, dictionary: np.ndarray, share: np.ndarray) -> np.ndarray:
+    """Per column chunk, about the compressed bytes read of it when ``share`` of
+    its pages hold wanted rows: none where no page does, the whole chunk where
+    that share is above :data:`PAGE_SHARE` (as :meth:`PagedFile.column_values`
+    decides from the real page headers), else the dictionary page and that
+    share of the data pages (pages taken as equal runs of rows)."""
+    partial = dictionary + (compressed - dictionary) * share
+    return np.where(share <= 0, 0.0, np.where(share > PAGE_SHARE, compressed, partial))
+
+
+def expected_bytes(chunk: pq.ColumnChunkMetaData, rows: np.ndarray) -> float:
+    """:func:`chunk_bytes` of one chunk for its ``rows`` (sorted, counted from the
+    row group's first)."""
     if not len(rows):
         return 0.0
-    by_bytes = math.ceil(chunk.total_uncompressed_size / PAGE_BYTES)
-    pages: int = max(1, by_bytes, math.ceil(chunk.num_values / PAGE_ROWS))
-    shares = {} if shares is None else shares
-    if pages not in shares:
-        page_of = rows * pages // max(chunk.num_values, 1)
-        shares[pages] = (1 + int(np.count_nonzero(np.diff(page_of)))) / pages
-    share = shares[pages]
-    if share > PAGE_SHARE:
-        return whole
+    pages = int(chunk_pages(np.array(chunk.total_uncompressed_size), np.array(chunk.num_values)))
+    page_of = rows * pages // max(chunk.num_values, 1)
+    share = (1 + int(np.count_nonzero(np.diff(page_of)))) / pages
+    whole = chunk.total_compressed_size
     first = chunk.dictionary_page_offset if chunk.has_dictionary_page else None
-    dictionary = float(
-        min(max(chunk.data_page_offset - (first or chunk.data_page_offset), 0), whole)
-    )
-    return dictionary + (whole - dictionary) * share
+    dictionary = min(max(chunk.data_page_offset - (first or chunk.data_page_offset), 0), whole)
+    return float(chunk_bytes(np.array(whole), np.array(dictionary), np.array(share)))
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ import pyarrow as pa
 
 from skipindex._spark import read_parquet_paths
 from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
-from skipindex.row_group_read import plan_splits, worth_it
+from skipindex.row_group_read import plan_read
 from skipindex.spark_view import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
@@ -106,9 +106,10 @@ def _read_by_row_groups(
     """The kept files' rows, those worth it read by row groups (None: none is)."""
     from skipindex._row_group_source import arrow_target, load
 
-    splits, whole = plan_splits(result, location, view, arrow_target(schema))
-    if not worth_it(splits):
+    planned = plan_read(result, location, view, arrow_target(schema))
+    if planned is None:
         return None
+    splits, whole = planned
     frame = load(spark, schema, splits, view)
     if whole:
         frame = read_parquet_paths(spark, reader.schema(schema), whole).unionByName(frame)

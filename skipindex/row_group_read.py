@@ -20,7 +20,6 @@ data source is a thin shell around :func:`read_split`.
 from __future__ import annotations
 
 import base64
-import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,8 +30,10 @@ import pyarrow.fs as pafs
 import pyarrow.parquet as pq
 from pyroaring import BitMap
 
+from skipindex._footers import FooterLayout, footer_layout, stamp
+from skipindex._read_costs import Costs, costs
 from skipindex.errors import TableChangedError
-from skipindex.page_read import PagedFile, expected_bytes
+from skipindex.page_read import PagedFile
 from skipindex.result import PruneResult
 from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
@@ -42,6 +43,7 @@ __all__ = [
     "MIN_BYTES_SAVED",
     "WHERE_BYTES_FACTOR",
     "Split",
+    "plan_read",
     "plan_splits",
     "read_split",
     "worth_it",
@@ -133,29 +135,125 @@ def plan_splits(
     """The kept files worth reading by row groups (and readable so), and the
     files Spark reads whole. ``target``: the table's columns as Spark hands them
     to a Python data source (Arrow types, timestamps in UTC)."""
-    eligible = (
-        result.rows
-        and all(p.type is not None and is_flat(p.type) for p in result.partitions)
-        and isinstance(location.fs, pafs.LocalFileSystem)
-        and all(is_flat(f.type) for f in target)
-    )
-    if not eligible:
+    priced = _Priced.of(result, location)
+    if priced is None:
         return [], list(result.files)
-    splits: list[Split] = []
-    whole: list[str] = []
-    in_files = _in_files(target, {p.name for p in result.partitions})
-    for at, file in enumerate(result.files):
-        split = _split(at, result, location, view, in_files)
-        if split is None:
-            whole.append(file)
-        else:
-            splits.append(split)
-    return splits, whole
+    return priced.splits(result, view, target)
+
+
+def plan_read(
+    result: PruneResult, location: TableLocation, view: SparkView, target: pa.Schema
+) -> tuple[list[Split], list[str]] | None:
+    """:func:`plan_splits` where reading by row groups is :func:`worth_it`, else
+    None; decided, where it can be, before any file is checked or opened: when
+    even every candidate file together could not save enough."""
+    priced = _Priced.of(result, location)
+    if priced is None or priced.best_case() < MIN_BYTES_SAVED:
+        return None
+    splits, whole = priced.splits(result, view, target)
+    return (splits, whole) if worth_it(splits) else None
 
 
 def worth_it(splits: Sequence[Split]) -> bool:
     """Whether reading ``splits`` by row groups saves enough to pay for it."""
     return bool(splits) and sum(s.bytes_saved for s in splits) >= MIN_BYTES_SAVED
+
+
+@dataclass(frozen=True)
+class _Priced:
+    """The kept files that may be read by row groups, priced from their footers."""
+
+    at: list[int]  # index in the result's files
+    paths: list[str]  # local paths pyarrow opens
+    layouts: list[FooterLayout]
+    costs: Costs
+    candidate: np.ndarray  # per file priced: its row groups cost little enough
+
+    @classmethod
+    def of(cls, result: PruneResult, location: TableLocation) -> _Priced | None:
+        """None where no kept file can be read by row groups: no row answers,
+        a partition column of a type not modelled, not a local disk."""
+        eligible = (
+            result.rows
+            and all(p.type is not None and is_flat(p.type) for p in result.partitions)
+            and isinstance(location.fs, pafs.LocalFileSystem)
+        )
+        if not eligible:
+            return None
+        at, paths, layouts, rows = [], [], [], []
+        prefix = location.user_root + "/"
+        for i, file in enumerate(result.files):
+            found, listed = result.rows.get(file), result.listed.get(file)
+            if found is None or listed is None or not file.startswith(prefix):
+                continue
+            path = location.fs_path(file[len(prefix) :])
+            layout = footer_layout(path, *listed)
+            if layout is not None:
+                at.append(i)
+                paths.append(path)
+                layouts.append(layout)
+                rows.append(np.asarray(found.to_array(), dtype=np.int64))
+        priced = costs(layouts, rows, {name.lower() for name in result.columns})
+        candidate = priced.read_bytes <= GROUP_SHARE * priced.file_bytes
+        return cls(at, paths, layouts, priced, candidate)
+
+    def best_case(self) -> float:
+        """The bytes saved if every candidate file that saves any is read so."""
+        saved = WHERE_BYTES_FACTOR * self.costs.where_bytes - self.costs.read_bytes
+        return float(np.sum(np.maximum(saved, 0.0), where=self.candidate))
+
+    def splits(
+        self, result: PruneResult, view: SparkView, target: pa.Schema
+    ) -> tuple[list[Split], list[str]]:
+        in_files = _in_files(target, {p.name for p in result.partitions})
+        if not all(is_flat(f.type) for f in target):
+            return [], list(result.files)
+        made: dict[int, Split] = {}
+        for k in np.flatnonzero(self.candidate).tolist():
+            split = self._split(k, result, view, in_files)
+            if split is not None:
+                made[self.at[k]] = split
+        whole = [file for i, file in enumerate(result.files) if i not in made]
+        return list(made.values()), whole
+
+    def _split(
+        self, k: int, result: PruneResult, view: SparkView, in_files: pa.Schema
+    ) -> Split | None:
+        """The ``k``-th priced file's split, or None when Spark should read it whole."""
+        at, path, costs = self.at[k], self.paths[k], self.costs
+        file = result.files[at]
+        size, mtime_ms = result.listed[file]
+        try:
+            if stamp(path) != (size, mtime_ms):
+                return None  # changed since the prune: Spark reads what is there now
+            if isinstance(_spark_picks(self.layouts[k], path, in_files, view), str):
+                return None
+        except (OSError, pa.ArrowException):
+            return None  # Spark reports what is wrong with it
+        split = Split(
+            path,
+            size,
+            mtime_ms,
+            self.layouts[k].num_rows,
+            costs.groups[k],
+            result.rows[file].serialize(),
+            group_rows=int(costs.group_rows[k]),
+            group_bytes=round(float(costs.read_bytes[k])),
+            where_bytes=round(float(costs.where_bytes[k])),
+        )
+        return replace(split, constants=_constants(result, at))
+
+
+def _spark_picks(
+    layout: FooterLayout, path: str, in_files: pa.Schema, view: SparkView
+) -> list[str | None] | str:
+    """:func:`~skipindex.spark_view.spark_columns` of the file, worked out once
+    per file version, table schema and session settings."""
+    key = ("spark_columns", in_files, view)
+    if key not in layout.memo:
+        layout.memo[key] = spark_columns(open_file(path), in_files, view)
+    picks: list[str | None] | str = layout.memo[key]
+    return picks
 
 
 def _in_files(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
@@ -177,81 +275,12 @@ def _constants(result: PruneResult, at: int) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def _split(
-    at: int, result: PruneResult, location: TableLocation, view: SparkView, in_files: pa.Schema
-) -> Split | None:
-    """The ``at``-th kept file's split, or None when Spark should read it whole."""
-    file = result.files[at]
-    rows = result.rows.get(file)
-    listed = result.listed.get(file)
-    if rows is None or listed is None:
-        return None
-    if not file.startswith(location.user_root + "/"):
-        return None
-    path = location.fs_path(file[len(location.user_root) + 1 :])
-    try:
-        if _stamp(path) != listed:
-            return None  # changed since the prune: Spark reads what is there now
-        parquet = open_file(path)
-    except (OSError, pa.ArrowException):
-        return None  # Spark reports what is wrong with it
-    meta = parquet.metadata
-    per_group = _rows_per_group(meta, np.asarray(rows.to_array(), dtype=np.int64))
-    groups = tuple(g for g, wanted in enumerate(per_group) if len(wanted))
-    group_rows = sum(meta.row_group(g).num_rows for g in groups)
-    group_bytes = sum(_expected_bytes(meta.row_group(g), per_group[g]) for g in groups)
-    if group_bytes > GROUP_SHARE * _bytes(meta, range(meta.num_row_groups)) or isinstance(
-        spark_columns(parquet, in_files, view), str
-    ):
-        return None
-    where = {name.lower() for name in result.columns}
-    size, mtime_ms = listed
-    split = Split(
-        path,
-        size,
-        mtime_ms,
-        meta.num_rows,
-        groups,
-        rows.serialize(),
-        group_rows=group_rows,
-        group_bytes=round(group_bytes),
-        where_bytes=_bytes(meta, range(meta.num_row_groups), where),
-    )
-    return replace(split, constants=_constants(result, at))
-
-
 def _rows_per_group(meta: pq.FileMetaData, rows: np.ndarray) -> list[np.ndarray]:
     """``rows`` (sorted file row numbers) split by row group, each counted from
     its row group's first row."""
     starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
     bounds = np.searchsorted(rows, starts)
     return [rows[bounds[g] : bounds[g + 1]] - starts[g] for g in range(meta.num_row_groups)]
-
-
-def _expected_bytes(group: pq.RowGroupMetaData, rows: np.ndarray) -> float:
-    """About the compressed bytes :func:`read_split` reads of a row group for
-    ``rows`` (counted from its first): every column, by pages where that pays."""
-    shares: dict[int, float] = {}
-    return sum(expected_bytes(group.column(i), rows, shares) for i in range(group.num_columns))
-
-
-def _bytes(meta: pq.FileMetaData, groups: Iterable[int], columns: set[str] | None = None) -> int:
-    """Compressed bytes of ``groups``: of every column, or of the top-level
-    ``columns`` (lower-case names) only."""
-    chunks = list(range(meta.num_columns))
-    if columns is not None:
-        chunks = [i for i in chunks if _top_name(meta, i) in columns]
-    return sum(meta.row_group(g).column(i).total_compressed_size for g in groups for i in chunks)
-
-
-def _top_name(meta: pq.FileMetaData, chunk: int) -> str:
-    return str(meta.schema.column(chunk).path).split(".")[0].lower()
-
-
-def _stamp(path: str) -> tuple[int, int]:
-    """(bytes, mtime in ms), as the listing records a file."""
-    stat = os.stat(path)
-    return stat.st_size, stat.st_mtime_ns // 1_000_000
 
 
 def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
@@ -271,7 +300,7 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     """The split's rows, one batch per row group, typed as ``target``."""
     parquet = open_file(split.path)
     meta = parquet.metadata
-    if _stamp(split.path) != (split.size, split.mtime_ms) or meta.num_rows != split.num_rows:
+    if stamp(split.path) != (split.size, split.mtime_ms) or meta.num_rows != split.num_rows:
         raise TableChangedError(f"{split.path} changed since it was pruned; read the table again")
     constants = {}
     if split.constants:

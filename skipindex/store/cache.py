@@ -7,7 +7,9 @@ with :data:`batch_cache` the decoding of stored bitmaps too. The two hold
 different columns, so no bytes are counted twice: :data:`segment_cache` the
 files' identity columns every prune reads, :data:`batch_cache` the index
 payloads, once, with what was decoded from them. Each cache is bounded in bytes
-(``SKIPINDEX_CACHE_BYTES``, default 1 GiB; ``0`` turns both off).
+(``SKIPINDEX_CACHE_BYTES``, default 1 GiB; ``0`` turns them off).
+:data:`footer_cache` keeps the data files' footers as ``read()`` plans from
+them, within a sixteenth of that budget.
 
 Plain LRU thrashes when one prune needs more than the budget: each entry it
 adds evicts one it is about to need again, so every warm prune misses on every
@@ -26,7 +28,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
 
-__all__ = ["ColumnCache", "batch_cache", "segment_cache"]
+__all__ = ["ColumnCache", "batch_cache", "footer_cache", "segment_cache"]
 
 
 class _Sized(Protocol):
@@ -97,3 +99,5 @@ _LIMIT = int(os.environ.get("SKIPINDEX_CACHE_BYTES", DEFAULT_BYTES))
 segment_cache: ColumnCache[pa.ChunkedArray] = ColumnCache(_LIMIT)
 # Prune's FileBatch per (table, segments, index column): payloads plus decoded bitmaps.
 batch_cache: ColumnCache[Any] = ColumnCache(_LIMIT)
+# Data files' footers as read planning needs them (skipindex._footers): small.
+footer_cache: ColumnCache[Any] = ColumnCache(_LIMIT // 16)

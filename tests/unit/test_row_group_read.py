@@ -251,3 +251,24 @@ def test_a_file_of_one_row_group_is_read_by_its_pages_when_few_of_them_can_match
     # Rows in most pages: Spark reads the file.
     _, (splits, whole) = _plan(root, "id % 1000 = 0")
     assert (splits, len(whole)) == ([], 1)
+
+
+def test_read_plans_nothing_it_would_not_use(tmp_path, monkeypatch):
+    """plan_read decides from the priced footers when even the best case saves
+    too little, before checking any file against the table's schema; where it
+    does save enough, it plans what plan_splits plans."""
+    root = tmp_path / "t"
+    _table(root)
+    build_with(str(root), [si.EqualityBitmap("id"), si.EqualityBitmap("key")], InProcessRunner())
+    result = si.prune(str(root), "id IN (150, 1250, 1390) AND key = 3")
+    location, schema = locate(str(root)), pq.read_schema(root / "part-0.parquet")
+    checked: list[str] = []
+    real = planning.spark_columns
+    monkeypatch.setattr(planning, "spark_columns", lambda p, *a: checked.append(p) or real(p, *a))
+    assert planning.plan_read(result, location, SparkView(), schema) is None  # 40 MB to save
+    assert checked == []
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
+    planned = planning.plan_read(result, location, SparkView(), schema)
+    assert planned == plan_splits(result, location, SparkView(), schema)
+    assert [Path(s.path).name for s in planned[0]] == ["part-0.parquet"]
+    assert len(checked) == 1  # once per file version and schema, not per plan
