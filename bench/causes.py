@@ -11,35 +11,33 @@ from __future__ import annotations
 
 CAUSES: dict[str, str] = {
     "e2e-fast": (
-        "Met on the issue's own layout, SF10 natural in 1,000 files (full mode, 2026-11-25: "
-        "Q1 17.4x, Q4 22.9x, Q7 16.0x, Q8 20.6x, Q9 9.3x). The miss is natural Q9 in 100 "
-        "files (2.45x; 3.16x the run before): it keeps 1 file, read() takes 70 ms against "
-        "plain Spark's 160 ms, which skips the other 99 files' row groups by footer "
-        "statistics itself, so the ratio is Spark's fixed cost and noise. At SF1 (quick "
-        "mode) local Spark's fixed cost caps it: Spark needs 170-210 ms to count even one "
-        "kept 60k-row file (planning, job and task start-up); with 14 of 100 files kept the "
-        "ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give 2.8x-4.1x."
+        "Met on the issue's own layout, SF10 natural in 1,000 files (full mode, 2026-11-25, "
+        "second run: Q1 20.4x, Q4 31.2x, Q7 17.3x, Q8 20.9x, Q9 8.2x). The miss is natural Q9 "
+        "in 100 files (2.84x; 2.45x and 3.16x in earlier runs): it keeps 1 file, read() takes "
+        "60 ms against plain Spark's 170 ms, which skips the other 99 files' row groups by "
+        "footer statistics itself, so the ratio is Spark's fixed cost and noise. At SF1 "
+        "(quick mode) local Spark's fixed cost caps it: Spark needs 170-210 ms to count even "
+        "one kept 60k-row file (planning, job and task start-up); with 14 of 100 files kept "
+        "the ideal is about 1.6 s / (0.19 s + 14% of the rest) = 4x, and runs give 2.8x-4.1x."
     ),
     "e2e-slow": (
-        "Met at 100 files of SF10 and SF1 (0.91x-1.02x). Missed on SF10 natural in 1,000 "
-        "files by natural-1000 Q3 (0.76x: 1.31 s against 1.00 s; Q2 0.93x): read() plans "
-        "row-group reads before it decides, and planning opens the footer of every kept "
-        "file with candidate rows and prices its pages in Python. Timed alone on that index "
-        "(2026-11-25): Q3 keeps all 1,000 files, prune 68 ms, plan_splits 188 ms, of which "
-        "opening the 1,000 footers 120 ms and the page estimates 50 ms, and then no file is "
-        "worth it (Q2: 831 files, plan 301 ms; Q5: 343 files, plan 165 ms). Not yet done: "
-        "footers cached by (path, size, mtime) across read() calls, and a cheap bound that "
-        "skips planning where candidate rows fall in every page."
+        "Met everywhere since 2026-11-25 (natural-1000: Q2 0.98x, Q3 0.95x, Q6 0.98x; it was "
+        "Q3 0.76x). read() used to plan row-group reads before deciding: it opened the footer "
+        "of every kept file and priced its pages in a Python loop, 180-300 ms at 1,000 kept "
+        "files, to find no file worth it. Footers are now kept as arrays per (path, size, "
+        "mtime) (skipindex/_footers.py), priced for all files in one numpy pass "
+        "(skipindex/_read_costs.py), and plan_read stops before any per-file check when even "
+        "the best case cannot save 40 MB: warm planning Q2 285 -> 8 ms, Q3 180 -> 12 ms. What "
+        "is left above plain Spark is the prune (Q3 64 ms: a range on 12 bit slices of 1,000 "
+        "files that keeps every file, and its row sets turned into Roaring bitmaps)."
     ),
     "e2e-floor": (
-        "Met at 100 files of SF10 (read() 0.13x-0.85x of Spark on the floor's files: it "
-        "reads only the row groups and pages holding candidate rows). Missed on SF10 natural "
-        "in 1,000 files (files of 60k rows, one row group each) by Q4 (1.33x: 288 ms against "
-        "218 ms) and Q5 (1.22x: 1,118 ms against 915 ms): the floor's Spark read is so short "
-        "that prune and planning show. Q4: prune 73-75 ms warm (a range on bit slices AND "
-        "an equality over 1,000 files), plan 10 ms. Q5: prune 31-34 ms, plan 165 ms (343 "
-        "footers) for splits then not worth reading. Q1, Q7, Q8 and Q9 are within 10% (0.78x-"
-        "1.02x)."
+        "Met everywhere since 2026-11-25 (natural-1000: Q1 0.78x, Q4 0.90x, Q5 1.00x, Q7 "
+        "0.90x, Q8 0.96x; it was Q4 1.33x, Q5 1.22x). Q4's prune took 73 ms: its BETWEEN was "
+        "evaluated as two one-sided ranges over 21 bit slices of 1,000 files, each keeping "
+        "most rows. The dense walk now answers an AND's conditions on one column as one range "
+        "(high bits by equality, then only the words left) and later conditions only within "
+        "the rows left: 24 ms. Q5 lost the 165 ms of planning (see e2e-slow)."
     ),
     "build-light": (
         "In-process only (one core, against a multi-threaded pyarrow read); the Spark "
@@ -141,12 +139,12 @@ CAUSES: dict[str, str] = {
         "the other core is busy); the Bloom probes themselves are vectorised over files."
     ),
     "scale-large-3-condition": (
-        "Profiled 2026-11-23 (1,000 files of 60k rows, warm, words across files): about "
-        "41 ms, of which listing 1,000 files is ~8 ms, the three leaves ~20 ms (each "
-        "bit-sliced slice is one numpy AND over 7.5 MB: the 1,000 files' words for it) and "
-        "turning the ~15 surviving rows per file back into Roaring bitmaps for row groups "
-        "~10 ms. It flips with load on the other core: the leaves are memory-bound. Before "
-        "(per-file pyroaring calls, ~130 us per file): 98-142 ms. Q4 (`l_partkey BETWEEN`, "
-        "two RangeEval passes over 18 slices) is ~85 ms."
+        "Met (full mode, 2026-11-25: 29.7 ms; Q4 30.3 ms, was 65 ms; Q5 33.7 ms). Profiled "
+        "2026-11-23 (1,000 files of 60k rows, warm, words across files): listing 1,000 files "
+        "is ~8 ms, the leaves ~20 ms (a bit-sliced slice is one numpy AND over 7.5 MB: the "
+        "1,000 files' words for it) and turning the surviving rows back into Roaring bitmaps "
+        "for row groups ~10 ms; it flips with load on the other core, the leaves being "
+        "memory-bound. Q4 (`l_partkey BETWEEN`) used to run two one-sided RangeEval passes "
+        "over 18 slices; it is now one range, high bits by equality, then only the words left."
     ),
 }
