@@ -78,7 +78,7 @@ def footer_layout(path: str, size: int, mtime_ms: int) -> FooterLayout | None:
     key = (path, str(size), str(mtime_ms))
     found = footer_cache.get(key)
     if found is not None:
-        return found  # type: ignore[no-any-return]
+        return found
     try:
         if stamp(path) != (size, mtime_ms):
             return None

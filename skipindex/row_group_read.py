@@ -135,7 +135,7 @@ def plan_splits(
     """The kept files worth reading by row groups (and readable so), and the
     files Spark reads whole. ``target``: the table's columns as Spark hands them
     to a Python data source (Arrow types, timestamps in UTC)."""
-    priced = _Priced.of(result, location)
+    priced = _Priced.of(result, location, target)
     if priced is None:
         return [], list(result.files)
     return priced.splits(result, view, target)
@@ -147,7 +147,7 @@ def plan_read(
     """:func:`plan_splits` where reading by row groups is :func:`worth_it`, else
     None; decided, where it can be, before any file is checked or opened: when
     even every candidate file together could not save enough."""
-    priced = _Priced.of(result, location)
+    priced = _Priced.of(result, location, target)
     if priced is None or priced.best_case() < MIN_BYTES_SAVED:
         return None
     splits, whole = priced.splits(result, view, target)
@@ -170,13 +170,15 @@ class _Priced:
     candidate: np.ndarray  # per file priced: its row groups cost little enough
 
     @classmethod
-    def of(cls, result: PruneResult, location: TableLocation) -> _Priced | None:
+    def of(cls, result: PruneResult, location: TableLocation, target: pa.Schema) -> _Priced | None:
         """None where no kept file can be read by row groups: no row answers,
-        a partition column of a type not modelled, not a local disk."""
+        a partition column of a type not modelled, not a local disk, a nested
+        column in the table (``target``)."""
         eligible = (
             result.rows
             and all(p.type is not None and is_flat(p.type) for p in result.partitions)
             and isinstance(location.fs, pafs.LocalFileSystem)
+            and all(is_flat(f.type) for f in target)
         )
         if not eligible:
             return None
@@ -206,8 +208,6 @@ class _Priced:
         self, result: PruneResult, view: SparkView, target: pa.Schema
     ) -> tuple[list[Split], list[str]]:
         in_files = _in_files(target, {p.name for p in result.partitions})
-        if not all(is_flat(f.type) for f in target):
-            return [], list(result.files)
         made: dict[int, Split] = {}
         for k in np.flatnonzero(self.candidate).tolist():
             split = self._split(k, result, view, in_files)

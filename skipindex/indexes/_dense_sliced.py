@@ -10,6 +10,7 @@ bottom-up pass (RangeEval-Opt, O'Neil & Quass). At 1,000 files of 60k rows,
 ``l_partkey BETWEEN 1000 AND 1020`` on 21 slices took three whole-batch
 RangeEval passes of 17 ms each before, as two one-sided ranges.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -24,9 +24,12 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Collection
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    from skipindex._footers import FooterLayout
 
 __all__ = ["ColumnCache", "batch_cache", "footer_cache", "segment_cache"]
 
@@ -100,4 +103,4 @@ segment_cache: ColumnCache[pa.ChunkedArray] = ColumnCache(_LIMIT)
 # Prune's FileBatch per (table, segments, index column): payloads plus decoded bitmaps.
 batch_cache: ColumnCache[Any] = ColumnCache(_LIMIT)
 # Data files' footers as read planning needs them (skipindex._footers): small.
-footer_cache: ColumnCache[Any] = ColumnCache(_LIMIT // 16)
+footer_cache: ColumnCache[FooterLayout] = ColumnCache(_LIMIT // 16)
