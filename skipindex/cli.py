@@ -106,8 +106,8 @@ def _drop(args: argparse.Namespace) -> int:
 def _vacuum(args: argparse.Namespace) -> int:
     from skipindex.store.vacuum import vacuum
 
-    removed = vacuum(args.path)
-    _emit(args, {"removed": removed}, "\n".join(removed) if removed else "nothing to remove")
+    vacuumed = vacuum(args.path)
+    _emit(args, vacuumed.to_dict(), str(vacuumed))
     return 0
 
 

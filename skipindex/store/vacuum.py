@@ -37,6 +37,7 @@ from skipindex.store.manifest import (
 )
 
 __all__ = [
+    "Vacuumed",
     "collect",
     "delete_index",
     "delete_paths",
@@ -115,7 +116,8 @@ def collect(location: TableLocation) -> list[str]:
         for e in location.fs.get_file_info(claims)
         if now - e.mtime_ns // 10**6 > 10 * CLAIM_TTL_MS
     )
-    for entry in location.fs.get_file_info(pafs.FileSelector(location.index_dir)):
+    folder = pafs.FileSelector(location.index_dir, allow_not_found=True)
+    for entry in location.fs.get_file_info(folder):
         if not entry.base_name.startswith(".tmp-"):
             continue
         build = "-".join(entry.base_name.removeprefix(".tmp-").split("-")[:2])
@@ -125,7 +127,24 @@ def collect(location: TableLocation) -> list[str]:
     return doomed
 
 
-def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) -> list[str]:
+class Vacuumed(list[str]):
+    """What ``vacuum`` deleted: the paths, relative to the table root (a plain list
+    otherwise). ``note`` says why there was nothing to do, when there was not even an
+    index (``None`` when the table has one, whether or not anything was removed)."""
+
+    def __init__(self, removed: Iterable[str] = (), note: str | None = None) -> None:
+        super().__init__(removed)
+        self.note = note
+
+    def to_dict(self) -> dict[str, object]:
+        """The ``--json`` document: ``removed`` (paths), ``count``, ``note``."""
+        return {"removed": list(self), "count": len(self), "note": self.note}
+
+    def __str__(self) -> str:
+        return "\n".join(self) if self else (self.note or "nothing to remove")
+
+
+def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) -> Vacuumed:
     """Remove superseded manifests and segments, and what dead builds left behind.
 
     Builds and ``drop_index`` do this themselves; call it after a crashed build
@@ -133,17 +152,22 @@ def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) ->
     in-place ``cluster`` runs moved aside (kept until now so that a reader that
     listed them before the swap could still finish). Returns the deleted paths,
     relative to the table root. Files in the table itself are never touched:
-    only ``_skipindex/`` is cleaned.
+    only ``_skipindex/`` is cleaned. A table with no ``_skipindex/`` (never indexed,
+    or its index dropped) has nothing to vacuum: the result is empty and its
+    ``note`` says so.
     """
     from skipindex.layout.commit import clean_replaced
 
     location = locate(path, storage_options)
     location.list_data_files()  # a path that is not a table is an error, not a no-op
+    if not location.exists(location.index_dir):
+        return Vacuumed(note=f"no index at {location.user_root}: nothing to vacuum")
     with repairable(location.user_root):
         for version in manifest_versions(location)[-KEEP_VERSIONS:]:
             load_version(location, version)  # damage is an error, not "nothing to remove"
     prefix = location.root + "/"
-    return [p.removeprefix(prefix) for p in [*collect(location), *clean_replaced(location)]]
+    removed = [*collect(location), *clean_replaced(location)]
+    return Vacuumed(p.removeprefix(prefix) for p in removed)
 
 
 def delete_index(location: TableLocation) -> None:

@@ -59,6 +59,38 @@ def test_every_verb_prints_json(table: Path, capsys: Capture):
     assert repaired["version"] == 2
 
 
+def test_vacuum_on_a_table_with_no_index_says_there_is_nothing_to_do(
+    table: Path, capsys: Capture
+):
+    assert main(["drop", str(table), "--all"]) == 0
+    assert not (table / "_skipindex").exists()
+    capsys.readouterr()
+    assert main(["vacuum", str(table)]) == 0
+    captured = capsys.readouterr()
+    assert "nothing to vacuum" in captured.out
+    assert captured.err == ""
+    assert _json(capsys, ["vacuum", str(table)]) == {
+        "removed": [],
+        "count": 0,
+        "note": f"no index at {table}: nothing to vacuum",
+    }
+    never = table.parent / "never"
+    never.mkdir()
+    pq.write_table(pa.table({"id": [1]}), never / "p.parquet")
+    assert _json(capsys, ["vacuum", str(never)])["count"] == 0
+    assert not (never / "_skipindex").exists()  # vacuum creates nothing
+
+
+def test_vacuum_json_counts_what_it_removed(table: Path, capsys: Capture):
+    orphan = table / "_skipindex" / "segments" / "0000000000001-deadbeef0000-1-00000.parquet"
+    orphan.write_bytes(b"left by a dead build")
+    assert _json(capsys, ["vacuum", str(table)]) == {
+        "removed": [f"_skipindex/segments/{orphan.name}"],
+        "count": 1,
+        "note": None,
+    }
+
+
 def test_errors_in_json_mode_are_json(table: Path, capsys: Capture):
     assert main(["prune", str(table), "nope = 1", "--json"]) == 2
     error = json.loads(capsys.readouterr().err)["error"]

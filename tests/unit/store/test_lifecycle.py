@@ -315,6 +315,21 @@ def test_old_versions_and_orphans_are_vacuumed_but_not_the_current_ones(table: P
     assert _kept(table, "id = 1002") == {"extra2.parquet"}
 
 
+def test_vacuum_without_an_index_is_a_no_op_that_says_so(table: Path, tmp_path: Path):
+    si.drop_index(str(table), all=True)
+    vacuumed = si.vacuum(str(table))
+    assert vacuumed == []
+    assert vacuumed.note is not None
+    assert "nothing to vacuum" in vacuumed.note
+    assert "nothing to vacuum" in str(vacuumed)
+    never = tmp_path / "never"
+    _write(never, "p.parquet", [1, 2])
+    assert si.vacuum(never) == []
+    assert not (never / "_skipindex").exists()  # vacuum creates nothing
+    with pytest.raises(si.NotATableError):
+        si.vacuum(tmp_path / "missing")  # a path that is not a table is still an error
+
+
 def json_segments(manifest: Path) -> list[SegmentRef]:
     return [SegmentRef(**s) for s in json.loads(manifest.read_text())["segments"]]
 
