@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from skipindex.evaluate import _Run
     from skipindex.indexes.base import FileBatch, RowLevelKind
 
-__all__ = ["dense_row_sets"]
+__all__ = ["dense_row_sets", "sampled_matches"]
 
 
 class _NoDenseAnswerError(Exception):
@@ -39,62 +39,106 @@ def dense_row_sets(
 ) -> dict[int, AbstractBitMap | None] | None:
     """Row sets of the files at ``positions`` that may still match (None per
     file: every row might), or None when some leaf needs the per-file walk."""
-    width = words_for(int(run.num_rows.max(initial=0)))
-    if len(positions) * width > MAX_WORDS:
+    walk = _Walk(run, positions, None)
+    words = walk.words(predicate)
+    if words is None:
         return None
-    full = shared_full_words(run.num_rows[positions], width)
-    ruled_out: list[tuple[BoundPredicate, str, int]] = []
-
-    def leaf_words(leaves: tuple[BoundLeaf, ...], within: np.ndarray | None) -> np.ndarray:
-        might = np.logical_and.reduce([run.leaf_mask(leaf)[positions] for leaf in leaves])
-        found = run.row_kind(leaves[0])
-        if found is None:
-            return np.where(might[:, None], full, np.uint64(0))
-        kind, files = found
-        words = kind.dense_rows(leaves, files, positions, within)
-        if words is None or words.shape != full.shape:
-            raise _NoDenseAnswerError
-        words[~might] = 0
-        # Files these leaves rule out (among those the conditions before them left).
-        left = might if within is None else might & within.any(axis=1)
-        count = int(np.count_nonzero(left & ~words.any(axis=1)))
-        ruled_out.extend((leaf, kind.kind, count) for leaf in leaves)
-        return words
-
-    def children(node: AnyPredicate) -> tuple[AnyPredicate, ...]:
-        if isinstance(node, And):  # its leaves are answered in visit(), narrowing
-            return tuple(child for child in node.children if isinstance(child, And | Or))
-        return children_of(node)
-
-    def visit(node: AnyPredicate, parts: list[np.ndarray]) -> np.ndarray:
-        if isinstance(node, Or):
-            out = parts[0]
-            for part in parts[1:]:
-                out = np.bitwise_or(out, part, out=out)
-            return out
-        if not isinstance(node, And):
-            return leaf_words((cast(BoundLeaf, node),), None)
-        narrowed: np.ndarray | None = None
-        for part in parts:
-            narrowed = part if narrowed is None else np.bitwise_and(narrowed, part, out=narrowed)
-        for leaves in _conjuncts(run, node.children, positions):
-            words = leaf_words(leaves, narrowed)
-            narrowed = words if narrowed is None else np.bitwise_and(narrowed, words, out=narrowed)
-        assert narrowed is not None  # an AND has children
-        return narrowed
-
-    try:
-        words = fold(cast(AnyPredicate, predicate), children, visit)
-    except _NoDenseAnswerError:
-        return None
-    for leaf, kind, count in ruled_out:
-        run.report_of(leaf).ruled_out[kind] += count
+    walk.report()
+    full = walk.full
     alive = words.any(axis=1)
     whole = alive & (words == full).all(axis=1)
     narrowed = alive & ~whole
     result: dict[int, AbstractBitMap | None] = dict.fromkeys(positions[whole].tolist())
     result.update(zip(positions[narrowed].tolist(), to_bitmaps(words[narrowed]), strict=True))
     return result
+
+
+def sampled_matches(
+    run: _Run, predicate: BoundPredicate, positions: np.ndarray, words: slice
+) -> np.ndarray | None:
+    """The walk at the word columns ``words`` of every file only (a sample of its
+    rows): per file at ``positions``, about how many of its rows the full walk
+    keeps (the share of sampled rows kept, times its rows), and above 0 exactly
+    where a sampled row is kept, which the full walk keeps too (it computes the
+    same bits there). None when some leaf needs the per-file walk."""
+    walk = _Walk(run, positions, words)
+    kept = walk.words(predicate)
+    if kept is None:
+        return None
+    sampled = np.bitwise_count(walk.full).sum(axis=1)
+    found = np.bitwise_count(kept).sum(axis=1)
+    share = found / np.maximum(sampled, 1)
+    return np.asarray(share * run.num_rows[positions])
+
+
+class _Walk:
+    """One fold of a predicate over words of the files at ``positions``: all of
+    their words, or the word columns ``sample``."""
+
+    def __init__(self, run: _Run, positions: np.ndarray, sample: slice | None) -> None:
+        self.run = run
+        self.positions = positions
+        self.sample = sample
+        all_words = words_for(int(run.num_rows.max(initial=0)))
+        self.width = all_words if sample is None else len(range(all_words)[sample])
+        self.full = shared_full_words(run.num_rows[positions], all_words)
+        if sample is not None:
+            self.full = self.full[:, sample]
+        self.ruled_out: list[tuple[BoundPredicate, str, int]] = []
+
+    def words(self, predicate: BoundPredicate) -> np.ndarray | None:
+        """The rows of each file that may match ``predicate``, as words."""
+        if len(self.positions) * self.width > MAX_WORDS:
+            return None
+        try:
+            return fold(cast(AnyPredicate, predicate), self._children, self._visit)
+        except _NoDenseAnswerError:
+            return None
+
+    def report(self) -> None:
+        """Credit each leaf's kind with the files it ruled out (for explain())."""
+        for leaf, kind, count in self.ruled_out:
+            self.run.report_of(leaf).ruled_out[kind] += count
+
+    def _leaf_words(self, leaves: tuple[BoundLeaf, ...], within: np.ndarray | None) -> np.ndarray:
+        run, positions = self.run, self.positions
+        might = np.logical_and.reduce([run.leaf_mask(leaf)[positions] for leaf in leaves])
+        found = run.row_kind(leaves[0])
+        if found is None:
+            return np.where(might[:, None], self.full, np.uint64(0))
+        kind, files = found
+        words = kind.dense_rows(leaves, files, positions, within, self.sample)
+        if words is None or words.shape != self.full.shape:
+            raise _NoDenseAnswerError
+        words[~might] = 0
+        # Files these leaves rule out (among those the conditions before them left).
+        left = might if within is None else might & within.any(axis=1)
+        count = int(np.count_nonzero(left & ~words.any(axis=1)))
+        self.ruled_out.extend((leaf, kind.kind, count) for leaf in leaves)
+        return words
+
+    @staticmethod
+    def _children(node: AnyPredicate) -> tuple[AnyPredicate, ...]:
+        if isinstance(node, And):  # its leaves are answered in _visit(), narrowing
+            return tuple(child for child in node.children if isinstance(child, And | Or))
+        return children_of(node)
+
+    def _visit(self, node: AnyPredicate, parts: list[np.ndarray]) -> np.ndarray:
+        if isinstance(node, Or):
+            out = parts[0]
+            for part in parts[1:]:
+                out = np.bitwise_or(out, part, out=out)
+            return out
+        if not isinstance(node, And):
+            return self._leaf_words((cast(BoundLeaf, node),), None)
+        narrowed: np.ndarray | None = None
+        for part in parts:
+            narrowed = part if narrowed is None else np.bitwise_and(narrowed, part, out=narrowed)
+        for leaves in _conjuncts(self.run, node.children, self.positions):
+            words = self._leaf_words(leaves, narrowed)
+            narrowed = words if narrowed is None else np.bitwise_and(narrowed, words, out=narrowed)
+        assert narrowed is not None  # an AND has children
+        return narrowed
 
 
 def _conjuncts(

@@ -13,6 +13,7 @@ from typing import Any
 
 from skipindex import __version__
 from skipindex.errors import InvalidSpecError, SkipIndexError
+from skipindex.evaluate import ROW_LEVELS
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
 
@@ -199,10 +200,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     prune.add_argument(
         "--row-level",
-        choices=("auto", "always"),
+        choices=ROW_LEVELS,
         default="auto",
-        help="combine bitmaps row by row in every file (always), or not in files whose "
-        "conditions predict many matching rows (auto, the default)",
+        help="auto (the default): exactly the files holding a match where every condition "
+        "has a bitmap, row sets narrowed except where a sample shows many matches; always: "
+        "narrow every kept file's rows; estimate: keep files predicted to match unexamined "
+        "(cheaper, may keep files holding no match)",
     )
 
     verb("describe", "definitions, coverage and size of the index", _describe)

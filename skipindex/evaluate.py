@@ -12,12 +12,19 @@ Two passes, cheapest first:
    that is how a conjunction skips a file where every condition matches some
    row but no row matches them all.
 
-Between the two, files where the conditions' selected value ranges predict at
-least ``likely_rows`` matching rows (multiplying the shares of AND, adding those
-of OR, as if the columns were independent; conditions on one column are not, see
-:func:`_and_share`) are kept without the row-level pass:
-it would almost surely keep them anyway, and it costs the most exactly there.
-This can only keep a file, never drop one; ``likely_rows=None`` turns it off.
+Between the two, files the row-level pass would certainly keep are kept
+without it, where it would cost the most for the least: the pass is first run
+on a sample of every file's words (:func:`~skipindex._dense_walk.sampled_matches`),
+and a file where a sampled row satisfies the whole predicate holds a match; where
+the sample also shows many such rows (at least ``LIKELY_ROWS``, so its row set
+would narrow little), the full pass is left out for it. Every other file gets
+the full pass, so the files kept are exactly those the full pass keeps
+(``row_level="auto"``, the default; ``"always"`` runs the full pass everywhere,
+for the row sets of every file). Estimates (the conditions' value ranges, as if
+the columns were independent: :meth:`_Run.expected_rows`) only choose which
+files are worth sampling. ``row_level="estimate"`` is the opt-in that trusts them:
+a file predicted to hold ``LIKELY_ROWS`` matches is kept unexamined, cheaper,
+and it may keep files that hold no match.
 
 The file-level pass is a fold (:mod:`skipindex.expressions.visitors`); the
 row-level pass narrows candidates on the way down, with its own explicit stack.
@@ -29,12 +36,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Literal, cast
 
 import numpy as np
 from pyroaring import AbstractBitMap
 
-from skipindex._dense_walk import dense_row_sets
+from skipindex._dense_walk import dense_row_sets, sampled_matches
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -50,15 +57,24 @@ from skipindex.expressions.nodes import (
     children_of,
 )
 from skipindex.expressions.visitors import fold
+from skipindex.indexes._dense import words_for
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexKind, RowLevelKind
 
-__all__ = ["LIKELY_ROWS", "Evaluation", "LeafReport", "evaluate"]
+__all__ = ["LIKELY_ROWS", "ROW_LEVELS", "Evaluation", "LeafReport", "RowLevel", "evaluate"]
 
-# Expected matching rows from which a file is kept without combining its bitmaps.
+# Matching rows from which a file's row set is not worth narrowing.
 LIKELY_ROWS = 256.0
+# The sample of a file's rows: its first words (1,024 rows).
+SAMPLE_WORDS = 16
+# Files predicted to hold at least this many matches are sampled: below, a
+# sample would rarely show LIKELY_ROWS.
+SAMPLE_FROM_ROWS = LIKELY_ROWS / 4
 # Combine row sets across files as words where every leaf allows it (the tests
 # turn it off to hold the per-file walk to the same answers).
 DENSE_WALK = True
+# How hard prune looks at row level (see the module doc).
+RowLevel = Literal["auto", "always", "estimate"]
+ROW_LEVELS: tuple[RowLevel, ...] = ("auto", "always", "estimate")
 
 LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
 RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
@@ -80,7 +96,8 @@ class Evaluation:
     leaves: list[LeafReport]
     row_level_files: int = 0  # files that needed bitmaps
     row_level_skipped: int = 0  # of those, files whose combined row set was empty
-    row_level_likely: int = 0  # files kept as likely matches, bitmaps not combined
+    row_level_sampled: int = 0  # files kept as certain matches from a sample of rows
+    row_level_likely: int = 0  # files kept as predicted matches ("estimate"), unexamined
     # Surviving files the row-level pass narrowed: file position -> rows that might match.
     row_sets: RowSets = field(default_factory=dict)
 
@@ -102,28 +119,36 @@ def evaluate(
     predicate: BoundPredicate,
     num_rows: np.ndarray,
     indexes: Mapping[str, Sequence[IndexColumn]],
-    likely_rows: float | None = LIKELY_ROWS,
+    row_level: RowLevel = "auto",
 ) -> Evaluation:
     """Which files might hold a row for which ``predicate`` is TRUE."""
     run = _Run(num_rows, indexes)
     alive = run.file_level(predicate) & (num_rows > 0)
-    row_level = run.row_level_leaves(predicate)
-    if row_level and alive.any():
-        positions = np.flatnonzero(alive)
-        likely = np.zeros(len(positions), dtype=bool)
-        if likely_rows is not None:
-            likely = run.expected_rows(predicate, positions) >= likely_rows
-        checked = positions[~likely]
-        survivors = run.rows(predicate, checked) if len(checked) else {}
-        alive = np.zeros_like(alive)
-        alive[positions[likely]] = True
-        alive[list(survivors)] = True
-        skipped = len(checked) - len(survivors)
-        narrowed: RowSets = {p: rows for p, rows in survivors.items() if rows is not None}
-        return Evaluation(
-            alive, run.report_list(), len(checked), skipped, int(likely.sum()), narrowed
-        )
-    return Evaluation(alive, run.report_list())
+    if not (run.row_level_leaves(predicate) and alive.any()):
+        return Evaluation(alive, run.report_list())
+    positions = np.flatnonzero(alive)
+    sampled = np.zeros(len(positions), dtype=bool)
+    likely = np.zeros(len(positions), dtype=bool)
+    if row_level == "estimate":
+        likely = run.expected_rows(predicate, positions) >= LIKELY_ROWS
+    elif row_level == "auto":
+        sampled = run.certainly_many(predicate, positions)
+    settled = sampled | likely
+    checked = positions[~settled]
+    survivors = run.rows(predicate, checked) if len(checked) else {}
+    alive = np.zeros_like(alive)
+    alive[positions[settled]] = True
+    alive[list(survivors)] = True
+    narrowed: RowSets = {p: rows for p, rows in survivors.items() if rows is not None}
+    return Evaluation(
+        alive,
+        run.report_list(),
+        row_level_files=len(checked),
+        row_level_skipped=len(checked) - len(survivors),
+        row_level_sampled=int(sampled.sum()),
+        row_level_likely=int(likely.sum()),
+        row_sets=narrowed,
+    )
 
 
 class _Run:
@@ -215,6 +240,24 @@ class _Run:
 
         share = fold(cast(AnyPredicate, predicate), children_of, visit)
         return np.asarray(share * self.num_rows[positions])
+
+    def certainly_many(self, predicate: BoundPredicate, positions: np.ndarray) -> np.ndarray:
+        """Per file at ``positions``: True where the row-level pass, run on a
+        sample of its rows, finds a match (so the full pass keeps the file) and
+        about ``LIKELY_ROWS`` or more (so its row set would narrow little)."""
+        out = np.zeros(len(positions), dtype=bool)
+        width = words_for(int(self.num_rows[positions].max(initial=0)))
+        if not DENSE_WALK or width < 4 * SAMPLE_WORDS:  # the full pass costs little more
+            return out
+        worth = self.expected_rows(predicate, positions) >= SAMPLE_FROM_ROWS
+        if not worth.any():
+            return out
+        # The first words of each file: contiguous, so the sample costs its share
+        # of a full pass (words spread over the file cost a cache line each).
+        found = sampled_matches(self, predicate, positions[worth], slice(0, SAMPLE_WORDS))
+        if found is not None:
+            out[worth] = found >= LIKELY_ROWS
+        return out
 
     def rows(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
         """Row sets of the files at ``positions`` that may still match: across

@@ -21,7 +21,7 @@ import pyarrow as pa
 from skipindex.column_paths import column_key, split_name
 from skipindex.coverage import covered_files, listing_positions
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
-from skipindex.evaluate import LIKELY_ROWS, Evaluation, IndexColumn, evaluate
+from skipindex.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, children_of
 from skipindex.expressions.timezones import default_time_zone, zone_named
@@ -54,9 +54,6 @@ Where: TypeAlias = "str | Column"
 # What prune does with an index it cannot read: raise IndexCorruptError, or keep
 # every file with a warning.
 OnDamaged = Literal["raise", "keep"]
-# Where prune combines bitmaps row by row: in every file ("always"), or not in
-# files where the conditions predict many matching rows ("auto").
-RowLevel = Literal["auto", "always"]
 
 _READ_ATTEMPTS = 5
 
@@ -83,22 +80,27 @@ def prune(
     ``on_damaged="keep"`` turns a damaged index into a warning and keeps every
     file instead of raising :class:`~skipindex.errors.IndexCorruptError`.
     ``storage_options`` configure an object store (endpoint, credentials, region).
-    ``row_level="auto"`` keeps a file without combining its bitmaps row by row
-    where the conditions' value ranges predict many matching rows (cheaper, and
-    it can only keep more); ``"always"`` combines them in every file.
+    With row-level bitmaps on every condition, the files kept are exactly those
+    holding a match. ``row_level="auto"`` (the default) combines the bitmaps on a
+    sample of each file's rows first, and leaves out the full pass where the
+    sample shows many matching rows: the same files, fewer narrowed row sets
+    (``result.rows``, ``row_groups``). ``"always"`` narrows every kept file's.
+    ``"estimate"`` (opt-in) keeps unexamined the files whose conditions' value
+    ranges predict many matches, as if the columns were independent: cheaper,
+    and it may keep files holding no match (where conditions are correlated).
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
-    if row_level not in ("auto", "always"):
-        raise ValueError(f"row_level must be 'auto' or 'always', not {row_level!r}")
+    if row_level not in ROW_LEVELS:
+        choices = ", ".join(repr(r) for r in ROW_LEVELS)
+        raise ValueError(f"row_level must be one of {choices}, not {row_level!r}")
     started = time.perf_counter()
     zone_text = time_zone or _column_session_zone(where) or default_time_zone()
     try:
         zone = zone_named(zone_text)
     except ValueError as exc:
         raise InvalidPredicateError(f"time_zone: {exc}") from None
-    likely_rows = LIKELY_ROWS if row_level == "auto" else None
-    session = _Session(zone, zone_text, case_sensitive, likely_rows)
+    session = _Session(zone, zone_text, case_sensitive, row_level)
     location = locate(path, storage_options)
     listing, swapping = settled_listing(location, location.list_table(), location.list_table)
     try:
@@ -133,7 +135,7 @@ class _Session:
     zone: tzinfo
     zone_text: str
     case_sensitive: bool | None
-    likely_rows: float | None = LIKELY_ROWS  # not a session setting: how hard to look
+    row_level: RowLevel = "auto"  # not a session setting: how hard to look
 
 
 def _prune_latest(
@@ -212,7 +214,7 @@ def _prune(
             continue
         indexes[key].append(partition_index(partition, listed_at, num_rows))
     try:
-        evaluation: Evaluation = evaluate(bound, num_rows, indexes, session.likely_rows)
+        evaluation: Evaluation = evaluate(bound, num_rows, indexes, session.row_level)
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(
@@ -248,6 +250,7 @@ def _prune(
         leaves=evaluation.leaves,
         row_level_files=evaluation.row_level_files,
         row_level_skipped=evaluation.row_level_skipped,
+        row_level_sampled=evaluation.row_level_sampled,
         row_level_likely=evaluation.row_level_likely,
         seconds=time.perf_counter() - started,
         warnings=notes,

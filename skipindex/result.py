@@ -29,6 +29,7 @@ class PruneResult:
     leaves: list[LeafReport] = field(default_factory=list, repr=False)
     row_level_files: int = 0
     row_level_skipped: int = 0
+    row_level_sampled: int = 0
     row_level_likely: int = 0
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
@@ -106,6 +107,7 @@ class PruneResult:
             "row_level": {
                 "files": self.row_level_files,
                 "ruled_out": self.row_level_skipped,
+                "kept_from_a_sample": self.row_level_sampled,
                 "kept_as_likely": self.row_level_likely,
             },
             "warnings": self.warnings,
@@ -137,11 +139,18 @@ class PruneResult:
                 f"row-level bitmaps, combined row by row across conditions, evaluated on "
                 f"{self.row_level_files} files and ruled out {self.row_level_skipped}"
             )
+        if self.row_level_sampled:
+            lines.append(
+                f"{self.row_level_sampled} files kept from a sample of their rows: sampled "
+                f"rows match the whole predicate, about {LIKELY_ROWS:.0f} or more in all, so "
+                "their rows were not narrowed further (row_level='always' narrows them too)"
+            )
         if self.row_level_likely:
             lines.append(
                 f"{self.row_level_likely} files kept without combining bitmaps: their "
                 f"conditions' value ranges predict at least {LIKELY_ROWS:.0f} matching rows "
-                "(row_level='always' combines them too)"
+                "as if the columns were independent; unexamined, they may hold none "
+                "(row_level='estimate')"
             )
         for leaf in self.leaves:
             by_kind = ", ".join(f"{k} ruled out {n} files" for k, n in leaf.ruled_out.items())

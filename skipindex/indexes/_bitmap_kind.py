@@ -26,6 +26,7 @@ from skipindex.indexes._bitmap_build import bucketize, list_value
 from skipindex.indexes._bitmap_query import Range, SortedValues, select_ranges
 from skipindex.indexes._code_search import Codes, Either, SortedLists
 from skipindex.indexes._column_work import ColumnWork
+from skipindex.indexes._dense import DenseColumns
 from skipindex.indexes._payloads import EMPTY, FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, to_bytes
 from skipindex.indexes._selection import MAX_IN_VALUES, Selection, select
@@ -155,6 +156,7 @@ class BitmapKind(RowLevelKind):
         files: FileBatch,
         positions: np.ndarray,
         within: np.ndarray | None = None,
+        words: slice | None = None,
     ) -> np.ndarray | None:
         """What :meth:`matching_rows` says (of every one of ``leaves``), as words
         (see :mod:`._dense`): all rows set where a file's payload tells nothing.
@@ -162,7 +164,7 @@ class BitmapKind(RowLevelKind):
         lists, a kind without a dense form, or arrays the cache's budget does
         not allow)."""
         columns = payload_columns(files)
-        dense = columns.dense
+        dense = columns.dense if words is None else columns.dense.sampled(words)
         every_full = dense.full() if dense.fits else None
         every_nonnull = dense.nonnull() if every_full is not None else None
         if every_full is None or every_nonnull is None:
@@ -187,7 +189,7 @@ class BitmapKind(RowLevelKind):
             ends = chosen.ends[:, at].astype(np.int64)
             sizes = chosen.sizes[at].astype(np.int64)
             narrowed = None if within is None else within[work]
-            part = self.dense_ranges(starts, ends, sizes, at, columns, narrowed)
+            part = self.dense_ranges(starts, ends, sizes, at, columns, dense, narrowed)
             if part is None:
                 return None
             if len(at) == len(positions):
@@ -206,11 +208,13 @@ class BitmapKind(RowLevelKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        dense: DenseColumns,
         within: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """Per file in ``positions``, the (non-null) rows whose codes fall in the
-        ranges ``[starts[r], ends[r])`` (of ``sizes`` codes) as words; None: no
-        dense form. ``within``: as in :meth:`dense_rows`, for these files."""
+        ranges ``[starts[r], ends[r])`` (of ``sizes`` codes) as words of
+        ``dense`` (``columns.dense``, or a sample of its words); None: no dense
+        form. ``within``: as in :meth:`dense_rows`, for these files."""
         return None
 
     @staticmethod

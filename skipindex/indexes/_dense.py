@@ -14,6 +14,7 @@ per-file Roaring path (:mod:`skipindex.evaluate`), which needs no such arrays.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import threading
 from collections.abc import Callable
@@ -86,7 +87,13 @@ def shared_full_words(num_rows: np.ndarray, width: int) -> np.ndarray:
 class DenseColumns:
     """A batch's stored bitmaps as words, decoded on first use and kept while
     ``reserve(bytes)`` (the cache's budget) allows: a list<binary> field's items
-    in item order or slice-major, each file's rows and its non-null rows."""
+    in item order or slice-major, each file's rows and its non-null rows.
+
+    :meth:`sampled` gives the same arrays at a subset of word columns (views, no
+    copy): the row-level pass on a sample of every file's rows, which finds
+    cheaply the files that certainly hold a match (see :mod:`skipindex.evaluate`).
+    Every operation on words is word by word, so an answer computed on sampled
+    words is exactly the full answer at those words."""
 
     def __init__(
         self,
@@ -95,7 +102,8 @@ class DenseColumns:
         items: Callable[[str], tuple[np.ndarray, memoryview]],
         nulls: Callable[[], tuple[np.ndarray, memoryview, np.ndarray] | None],
     ) -> None:
-        self.width = words_for(int(num_rows.max(initial=0)))
+        self.all_words = words_for(int(num_rows.max(initial=0)))  # per file, as decoded
+        self.width = self.all_words  # per file, as answered (fewer where sampled)
         self.num_rows = num_rows
         self._reserve = reserve
         self._items = items
@@ -104,21 +112,38 @@ class DenseColumns:
         # list<binary> fields decoded item by item as asked: (words, which are decoded)
         self._decoded: dict[str, tuple[np.ndarray | None, np.ndarray]] = {}
         self._lock = threading.RLock()  # nonnull() makes full() under it
+        self._sample: slice | None = None  # the word columns answers keep (None: all)
+
+    def sampled(self, words: slice) -> DenseColumns:
+        """These columns at the word columns ``words`` only: the decoded arrays
+        and the budget are shared, answers are views of ``words``."""
+        view = copy.copy(self)
+        view._sample = words
+        view.width = len(range(self.all_words)[words])
+        return view
 
     @property
     def fits(self) -> bool:
         """Whether one row of words per file stays within the walk's bound."""
-        return len(self.num_rows) * self.width <= MAX_WORDS
+        return len(self.num_rows) * self.all_words <= MAX_WORDS
 
     def full(self) -> np.ndarray | None:
         """Per file, every row set."""
-        return self._once("\0full", lambda: self._made(full_words(self.num_rows, self.width)))
+        return self._at_sample(self._full())
+
+    def _full(self) -> np.ndarray | None:
+        def make() -> np.ndarray | None:
+            return self._made(full_words(self.num_rows, self.all_words))
+
+        return self._once("\0full", make)
 
     def nonnull(self) -> np.ndarray | None:
         """Per file, its non-null rows."""
+        return self._at_sample(self._nonnull())
 
+    def _nonnull(self) -> np.ndarray | None:
         def make() -> np.ndarray | None:
-            full = self.full()
+            full = self._full()
             stored = self._nulls()
             if full is None or stored is None:
                 return full
@@ -151,7 +176,7 @@ class DenseColumns:
                 decoded[missing] = True
             shared = words.view()  # decoded rows never change; others stay unread
             shared.flags.writeable = False
-            return shared
+            return self._at_sample(shared)
 
     def slices(self, name: str, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
         """A list<binary> field slice-major: ``[j, f]`` is file f's item j (file f's
@@ -170,9 +195,16 @@ class DenseColumns:
             items = np.repeat(starts, lengths) + j
             out[j * files + owner] = 0
             decode_many(offsets, data, items, j * files + owner, out)
-            return out.reshape(depth, files, self.width)
+            return out.reshape(depth, files, -1)
 
-        return self._once(f"\0slices:{name}", make)
+        return self._at_sample(self._once(f"\0slices:{name}", make))
+
+    def _at_sample(self, words: np.ndarray | None) -> np.ndarray | None:
+        """``words`` (files or items by words, or slices by files by words) at
+        the sampled word columns."""
+        if words is None or self._sample is None:
+            return words
+        return words[..., self._sample]
 
     def _once(self, key: str, make: Callable[[], np.ndarray | None]) -> np.ndarray | None:
         with self._lock:
@@ -187,6 +219,6 @@ class DenseColumns:
         return array if self._reserve(array.nbytes) else None
 
     def _empty(self, rows: int) -> np.ndarray | None:
-        if not self._reserve(rows * self.width * 8):
+        if not self._reserve(rows * self.all_words * 8):
             return None
-        return np.zeros((rows, self.width), dtype=np.uint64)
+        return np.zeros((rows, self.all_words), dtype=np.uint64)

@@ -209,13 +209,17 @@ class RowLevelKind(IndexKind):
         files: FileBatch,
         positions: np.ndarray,
         within: np.ndarray | None = None,
+        words: slice | None = None,
     ) -> np.ndarray | None:
         """The rows satisfying every one of ``leaves`` (:meth:`matching_rows` for
         one leaf; several only where :meth:`combines` them) as one row of 64-bit
         words per file, all rows set where all might match; or None: only the
         per-file answer is available. ``within`` (words, one row per file in
         ``positions``): the only rows the caller still needs, so rows outside it
-        may be left out or not, as is cheaper (the caller ANDs the answer in)."""
+        may be left out or not, as is cheaper (the caller ANDs the answer in).
+        ``words``: answer only at these word columns of every file (a sample of
+        its rows; ``within`` then has those columns too), exactly as the full
+        answer has them there."""
         return None
 
     def combines(self, leaves: Sequence[BoundLeaf], files: FileBatch) -> bool:

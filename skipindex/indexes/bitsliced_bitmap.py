@@ -54,6 +54,7 @@ from skipindex.indexes._bitmap_query import (
 )
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
 from skipindex.indexes._column_work import ColumnWork
+from skipindex.indexes._dense import DenseColumns
 from skipindex.indexes._dense_sliced import SlicedFiles
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
@@ -205,11 +206,12 @@ class BitSlicedBitmapKind(BitmapKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        dense: DenseColumns,
         within: np.ndarray | None = None,
     ) -> np.ndarray | None:
         lists = columns.lists("slices")
-        slices = columns.dense.slices("slices", lists.starts, lists.lengths)
-        nonnull = columns.dense.nonnull()
+        slices = dense.slices("slices", lists.starts, lists.lengths)
+        nonnull = dense.nonnull()
         if slices is None or nonnull is None:
             return None
         files = SlicedFiles(slices, lists.lengths, nonnull, positions)

@@ -29,6 +29,7 @@ from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
 from skipindex.indexes._bitmap_query import Range, cover
+from skipindex.indexes._dense import DenseColumns
 from skipindex.indexes._dense_ops import union_of_items
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import to_bytes
@@ -71,9 +72,9 @@ class EqualityBitmapKind(BucketedBitmapKind):
         sizes: np.ndarray,
         positions: np.ndarray,
         columns: PayloadColumns,
+        dense: DenseColumns,
         within: np.ndarray | None = None,
     ) -> np.ndarray | None:
-        dense = columns.dense
 
         def items(at: np.ndarray) -> np.ndarray | None:
             return dense.items("bitmaps", at)

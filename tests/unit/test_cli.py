@@ -72,10 +72,10 @@ def test_prune_row_level_flag_reaches_prune(tmp_path: Path, capsys: pytest.Captu
     )
     build_with(str(root), [si.BitSlicedBitmap("a"), si.BitSlicedBitmap("b")], InProcessRunner())
     kept = {}
-    for mode in ("auto", "always"):
+    for mode in ("auto", "always", "estimate"):
         main(["prune", str(root), "a = 1 AND b = 2", "--json", "--row-level", mode])
         kept[mode] = json.loads(capsys.readouterr().out)["kept"]
-    assert kept == {"auto": 1, "always": 0}
+    assert kept == {"auto": 0, "always": 0, "estimate": 1}  # only the opt-in guesses
     with pytest.raises(SystemExit):
         main(["prune", str(root), "a = 1", "--row-level", "never"])
 

@@ -90,12 +90,56 @@ def _check_rows(predicate, result, kept, rows_by_file, exact) -> None:
     predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),
     exact_kind=st.sampled_from([si.BitSlicedBitmap, si.EqualityBitmap]),
     dense=st.booleans(),
+    row_level=st.sampled_from(["auto", "always"]),
 )
 def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
-    tables, predicates, exact_kind, dense
+    tables, predicates, exact_kind, dense, row_level
 ):
+    """With the default arguments too: exactness is what the default gives."""
     specs = [exact_kind(c) for c in COLUMNS]
-    runs = _run(tables, predicates, specs, "always", exact_rows=True, dense=dense)
+    exact_rows = row_level == "always"  # "auto" may leave a sure file's rows unnarrowed
+    runs = _run(tables, predicates, specs, row_level, exact_rows=exact_rows, dense=dense)
+    for predicate, matching, kept in runs:
+        assert kept == matching, predicate
+
+
+@st.composite
+def _sampled_files(draw: st.DrawFn) -> list[pa.Table]:
+    """Files of 200-300 rows (4-5 words, so a one-word sample is not the whole
+    file): a drawn head repeated over the first 64 rows or more (the sample),
+    then a drawn tail, so that a match may lie in the sample, after it, or both."""
+    heads = draw(files_strategy(COLUMNS))
+    tails = draw(st.lists(files_strategy(COLUMNS), min_size=len(heads), max_size=len(heads)))
+    out = []
+    for head, drawn in zip(heads, tails, strict=True):
+        if head.num_rows == 0:  # an empty file stays one
+            out.append(head)
+            continue
+        tail = drawn[0] if drawn[0].schema == head.schema and drawn[0].num_rows else head
+        first = draw(st.integers(64, 200))
+        rows = [head.slice(r % head.num_rows, 1) for r in range(first)]
+        rows += [tail.slice(r % tail.num_rows, 1) for r in range(first, 200 + first % 100)]
+        out.append(pa.concat_tables(rows).combine_chunks())
+    return out
+
+
+@settings(max_examples=examples(60))
+@given(
+    tables=_sampled_files(),
+    predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=6),
+    exact_kind=st.sampled_from([si.BitSlicedBitmap, si.EqualityBitmap]),
+)
+def test_a_file_kept_from_a_sample_of_its_rows_holds_a_match(tables, predicates, exact_kind):
+    """The default pass samples each file's first word and keeps, without the
+    full pass, a file where a sampled row matches: with the sample one word and
+    one sampled match enough, every such decision is checked against DuckDB."""
+    specs = [exact_kind(c) for c in COLUMNS]
+    with (
+        mock.patch.object(evaluate, "SAMPLE_WORDS", 1),
+        mock.patch.object(evaluate, "SAMPLE_FROM_ROWS", 0.0),
+        mock.patch.object(evaluate, "LIKELY_ROWS", 1.0),
+    ):
+        runs = _run(tables, predicates, specs, "auto")
     for predicate, matching, kept in runs:
         assert kept == matching, predicate
 
@@ -107,7 +151,7 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
     choice=st.lists(
         st.sets(st.sampled_from(sorted(KINDS))), min_size=len(COLUMNS), max_size=len(COLUMNS)
     ),
-    row_level=st.sampled_from(["auto", "always"]),
+    row_level=st.sampled_from(["auto", "always", "estimate"]),
     dense=st.booleans(),
 )
 def test_any_mixture_of_kinds_never_drops_a_matching_file(
@@ -155,26 +199,58 @@ def test_conjunction_skips_a_file_where_no_single_row_matches_both(tmp_path, kin
 
 
 @pytest.mark.parametrize("kind", [si.EqualityBitmap, si.BitSlicedBitmap])
-def test_auto_keeps_a_likely_file_that_always_would_skip(tmp_path, kind):
+def test_the_default_skips_a_file_its_value_ranges_predict_to_match(tmp_path, kind):
     """Half the rows have a = 1, the other half b = 2: by their value ranges (as
-    if independent) hundreds of rows match both, so "auto" keeps the file unexamined; only
-    combining the bitmaps ("always") finds that no row does."""
+    if independent) a thousand rows match both, but no row does. The default
+    combines the bitmaps and skips the file; only the opt-in "estimate" keeps
+    it unexamined, and says so."""
     root = tmp_path / "t"
     root.mkdir()
-    half = 2000
+    half = 4000  # 125 words: the default samples files this large first
     pq.write_table(
         pa.table({"a": [1] * half + [0] * half, "b": [0] * half + [2] * half}), root / "f.parquet"
     )
     build_with(str(root), [kind("a"), kind("b")], InProcessRunner())
-    auto = si.prune(str(root), "a = 1 AND b = 2")
-    assert auto.kept == 1
-    assert auto.row_level_likely == 1
-    assert "kept without combining bitmaps" in auto.explain()
-    exact = si.prune(str(root), "a = 1 AND b = 2", row_level="always")
-    assert exact.kept == 0
-    assert exact.row_level_files == 1
+    default = si.prune(str(root), "a = 1 AND b = 2")
+    assert default.kept == 0
+    assert default.row_level_files == 1
+    assert default.row_level_sampled == 0
+    guess = si.prune(str(root), "a = 1 AND b = 2", row_level="estimate")
+    assert guess.kept == 1
+    assert guess.row_level_likely == 1
+    assert "may hold none" in guess.explain()
     with pytest.raises(ValueError, match="row_level"):
         si.prune(str(root), "a = 1", row_level="sometimes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", [si.EqualityBitmap, si.BitSlicedBitmap])
+def test_a_sample_full_of_matches_keeps_the_file_without_the_full_pass(tmp_path, kind):
+    """Where the first rows already match the whole predicate many times over,
+    the default keeps the file from that sample alone (its rows not narrowed);
+    "always" narrows them, and both keep the same files."""
+    root = tmp_path / "t"
+    root.mkdir()
+    rows = 8000
+    a = [r % 2 for r in range(rows)]
+    b = [r % 3 for r in range(rows)]
+    pq.write_table(pa.table({"a": a, "b": b}), root / "many.parquet")
+    pq.write_table(pa.table({"a": [0] * rows, "b": b}), root / "none.parquet")
+    late = [1 if r == rows - 1 else 0 for r in range(rows)]  # one match, the last row
+    pq.write_table(pa.table({"a": late, "b": [0] * rows}), root / "late.parquet")
+    build_with(str(root), [kind("a"), kind("b")], InProcessRunner())
+    where = "a = 1 AND b = 0"
+    default = si.prune(str(root), where)
+    names = {Path(f).name: f for f in default.files}
+    assert set(names) == {"many.parquet", "late.parquet"}
+    assert default.row_level_sampled == 1
+    assert default.rows_of(names["many.parquet"]) is None
+    assert default.rows_of(names["late.parquet"]).tolist() == [rows - 1]
+    assert "kept from a sample of their rows" in default.explain()
+    always = si.prune(str(root), where, row_level="always")
+    assert always.files == default.files
+    assert always.row_level_sampled == 0
+    expected = [r for r in range(rows) if r % 2 == 1 and r % 3 == 0]
+    assert always.rows_of(names["many.parquet"]).tolist() == expected
 
 
 def test_an_and_reads_one_range_per_column_and_narrows_as_it_goes(tmp_path):
