@@ -19,6 +19,7 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex._types import domain_of
+from skipindex._widening import join_types, types_from_text, with_type_at
 from skipindex.column_paths import column_key, field_at, resolve_path, split_name
 from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
 from skipindex.indexer import IndexJob
@@ -38,7 +39,7 @@ from skipindex.store.location import (
     locate,
 )
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
-from skipindex.store.schema import table_schema
+from skipindex.store.schema import holds_every_value, table_types
 from skipindex.suggest import Suggestion, suggest_for
 
 __all__ = [
@@ -52,6 +53,7 @@ __all__ = [
 ]
 
 MAX_COMMIT_ATTEMPTS = 5
+MAX_WIDENINGS = 4  # rounds of "index again in a wider type" one build may take
 
 
 @dataclass(frozen=True)
@@ -180,17 +182,34 @@ def _attempt(
     attempt: int,
 ) -> BuildReport:
     view = runner.view()
-    current, listing, schema, partitions, (definitions, next_id) = _define(location, specs, view)
-    plan = make_plan(location, current, listing, definitions)
+    current, listing, table, partitions, (definitions, next_id) = _define(location, specs, view)
+    schema, first = table
     attempt_id = f"{build_id}-{attempt}"
-    new_segments, bytes_read = _run_job(
-        runner, location, schema, definitions, plan.to_index, attempt_id, view
-    )
-    if current and plan.added:  # (added definitions imply a current index)
-        extension, extra_bytes = _run_job(
-            runner, location, schema, plan.added, plan.extend, f"{attempt_id}-x", view
-        )
-        bytes_read += extra_bytes
+    # An indexed column whose recorded type is not Spark's (a millisecond
+    # timestamp recorded by an older skipindex) is indexed again throughout;
+    # files an older skipindex left unindexed are read again once.
+    full = current is not None and _retyped(current.arrow_schema, schema, definitions)
+    recheck = current is not None and not holds_every_value(current.arrow_schema)
+    bytes_read = 0
+    for round_ in range(MAX_WIDENINGS + 1):
+        plan = make_plan(location, current, listing, definitions, full=full, recheck_noted=recheck)
+        run_id = attempt_id if round_ == 0 else f"{attempt_id}-w{round_}"
+        job = _Job(runner, location, schema, first, view)
+        new_segments, read, wider = job.run(definitions, plan.to_index, run_id)
+        widened = _widened(schema, wider)
+        extension: list[SegmentRef] = []
+        if current and plan.added:  # (added definitions imply a current index)
+            extension, extra, more = job.run(plan.added, plan.extend, f"{run_id}-x")
+            read, widened = read + extra, _widened(widened, more)
+        bytes_read += read
+        if widened == schema or round_ == MAX_WIDENINGS:
+            break
+        # Some files' values need a wider type: record it and index everything
+        # in it, or prune would rule out literals only those files hold.
+        vacuum.delete_segments(location, [s.path for s in new_segments + extension])
+        schema, full = widened, True
+        definitions = _typed(definitions, schema)
+    if current and plan.added:
         rewritten = widen(location, current, plan, extension, attempt_id)
         vacuum.delete_segments(location, [s.path for s in extension])  # merged, not needed
     else:
@@ -235,20 +254,47 @@ def _attempt(
 
 def _define(
     location: TableLocation, specs: Sequence[IndexSpec] | None, view: SparkView
-) -> tuple[Manifest | None, list[DataFile], pa.Schema, list[str], tuple[list[IndexDef], int]]:
-    """The table as it is now (current manifest, listing, schema, partition columns)
-    and the definitions ``specs`` give on it; raises what a bad spec must raise."""
+) -> tuple[
+    Manifest | None,
+    list[DataFile],
+    tuple[pa.Schema, pa.Schema],
+    list[str],
+    tuple[list[IndexDef], int],
+]:
+    """The table as it is now (current manifest, listing, schema to record and the
+    first file's types, partition columns) and the definitions ``specs`` give on
+    it; raises what a bad spec must raise."""
     current = load_latest(location)
     listing = location.list_data_files()
-    schema = table_schema(location, listing, current, [s.column for s in specs or ()])
+    schema, first = table_types(location, listing, current, [s.column for s in specs or ()])
     partitions = partition_names(listing[0].path) if listing else []
-    return (
-        current,
-        listing,
-        schema,
-        partitions,
-        _definitions(current, specs, schema, partitions, view),
-    )
+    definitions, next_id = _definitions(current, specs, schema, partitions, view)
+    return current, listing, (schema, first), partitions, (_typed(definitions, schema), next_id)
+
+
+def _typed(definitions: list[IndexDef], schema: pa.Schema) -> list[IndexDef]:
+    """The definitions, each naming its column's type in ``schema``."""
+    return [replace(d, arrow_type=str(field_at(schema, d.column).type)) for d in definitions]
+
+
+def _retyped(before: pa.Schema, after: pa.Schema, definitions: list[IndexDef]) -> bool:
+    """Whether an indexed column's recorded type differs between the schemas."""
+    for d in definitions:
+        try:
+            if field_at(before, d.column).type != field_at(after, d.column).type:
+                return True
+        except KeyError:
+            continue  # a column the old schema lacks: only new definitions name it
+    return False
+
+
+def _widened(schema: pa.Schema, wider: dict[str, pa.DataType]) -> pa.Schema:
+    """``schema`` with each column of ``wider`` joined with the type reported."""
+    for key, needed in wider.items():
+        joined = join_types(field_at(schema, key).type, needed)
+        if joined is not None:
+            schema = with_type_at(schema, key, joined)
+    return schema
 
 
 def _definitions(
@@ -311,25 +357,37 @@ def _resolve(
     )
 
 
-def _run_job(
-    runner: Runner,
-    location: TableLocation,
-    schema: pa.Schema,
-    definitions: list[IndexDef],
-    files: list[DataFile],
-    attempt_id: str,
-    view: SparkView,
-) -> tuple[list[SegmentRef], int]:
-    if not files:
-        return [], 0
-    job = IndexJob(
-        uri=location.uri,
-        user_root=location.user_root,
-        storage_options=location.options,
-        schema=schema,
-        definitions=tuple(definitions),
-        build_id=attempt_id,
-        view=view,
-    )
-    written = runner.run(job, pack_bins(files, runner.parallelism))
-    return [w.segment for w in written], sum(w.bytes_read for w in written)
+@dataclass(frozen=True)
+class _Job:
+    """One build's index tasks: the table as they read it."""
+
+    runner: Runner
+    location: TableLocation
+    schema: pa.Schema
+    first: pa.Schema
+    view: SparkView
+
+    def run(
+        self, definitions: list[IndexDef], files: list[DataFile], attempt_id: str
+    ) -> tuple[list[SegmentRef], int, dict[str, pa.DataType]]:
+        """The segments written, the bytes read, and the wider types files need."""
+        if not files:
+            return [], 0, {}
+        location = self.location
+        job = IndexJob(
+            uri=location.uri,
+            user_root=location.user_root,
+            storage_options=location.options,
+            schema=self.schema,
+            definitions=tuple(definitions),
+            build_id=attempt_id,
+            view=self.view,
+            first=self.first,
+        )
+        written = self.runner.run(job, pack_bins(files, self.runner.parallelism))
+        wider: dict[str, pa.DataType] = {}
+        for w in written:
+            for key, needed in types_from_text(w.widened).items():
+                joined = join_types(wider[key], needed) if key in wider else needed
+                wider[key] = needed if joined is None else joined
+        return [w.segment for w in written], sum(w.bytes_read for w in written), wider

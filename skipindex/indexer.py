@@ -3,9 +3,13 @@ directly, in tests); imports no Spark.
 
 Each file is read once, only its indexed columns, the way Spark reads them
 (:mod:`skipindex.spark_view`: INT96, calendar rebasing, case-insensitive names,
-struct fields). A column missing from a file is all NULL there (what Spark
-reads); a column Spark would read differently or refuse, and a file that is not
-Parquet at all, get a null payload, which prune answers with "might match".
+struct fields) and in the table's recorded type. A column missing from a file is
+all NULL there (what Spark reads); a column Spark would read differently or
+refuse, and a file that is not Parquet at all, get a null payload, which prune
+answers with "might match". A file whose values need a wider type than the
+recorded one says which (:attr:`SegmentWritten.widened`): the build then widens
+the recorded type and indexes again, so that prune never rules out a literal
+some indexed file holds.
 """
 
 from __future__ import annotations
@@ -19,8 +23,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._types import to_physical
-from skipindex.column_paths import field_at, split_name
+from skipindex._types import spark_type_name, to_physical
+from skipindex._widening import NotIndexed, join_types, types_to_text
+from skipindex.column_paths import field_at, resolve_path, split_name
 from skipindex.indexes import kind_for
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import IndexKind
@@ -43,15 +48,19 @@ class IndexJob:
     build_id: str
     view: SparkView = field(default_factory=SparkView)
     storage_options: tuple[tuple[str, str], ...] = ()  # as resolved on the driver
+    # The first file's types: what Spark reads every file in without mergeSchema.
+    first: pa.Schema = field(default_factory=lambda: pa.schema([]))
 
 
 @dataclass(frozen=True)
 class SegmentWritten:
-    """What a task reports: the segment it wrote, the column bytes it read, its time."""
+    """What a task reports: the segment it wrote, the column bytes it read, its
+    time, and the wider types some files' values need (:func:`types_to_text`)."""
 
     segment: SegmentRef
     bytes_read: int
     seconds: float
+    widened: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -59,7 +68,12 @@ class SegmentWritten:
     @classmethod
     def from_json(cls, text: str) -> SegmentWritten:
         doc = json.loads(text)
-        return cls(SegmentRef(**doc["segment"]), int(doc["bytes_read"]), float(doc["seconds"]))
+        return cls(
+            SegmentRef(**doc["segment"]),
+            int(doc["bytes_read"]),
+            float(doc["seconds"]),
+            str(doc.get("widened", "")),
+        )
 
 
 # Payload bytes a task holds before writing them as a row group of its segment.
@@ -74,8 +88,12 @@ def index_bins(
     kinds = [kind_for(d, job.schema) for d in job.definitions]
     for bin_id, files in bins:
         started = time.perf_counter()
-        ref, bytes_read = index_files(location, job, kinds, files, f"{job.build_id}-{bin_id:05d}")
-        yield SegmentWritten(ref, bytes_read, time.perf_counter() - started)
+        widened: dict[str, pa.DataType] = {}
+        ref, bytes_read = index_files(
+            location, job, kinds, files, f"{job.build_id}-{bin_id:05d}", widened
+        )
+        seconds = time.perf_counter() - started
+        yield SegmentWritten(ref, bytes_read, seconds, types_to_text(widened))
 
 
 def index_files(
@@ -84,8 +102,11 @@ def index_files(
     kinds: Sequence[IndexKind],
     files: Sequence[DataFile],
     name: str,
+    widened: dict[str, pa.DataType] | None = None,
 ) -> tuple[SegmentRef, int]:
     """Index ``files`` into the segment ``name``; its entry and the column bytes read.
+    Columns whose values need a wider type than ``job.schema`` gives are added to
+    ``widened`` (column key -> the type they need).
 
     Files are written in row groups of about ROW_GROUP_BYTES of payloads (sized
     from the first file's), so a bin of many files never sits in memory whole."""
@@ -93,9 +114,10 @@ def index_files(
     bytes_read = 0
     per_group = 1
     pending: list[tuple[dict[str, Any], list[Any]]] = []
+    wider = {} if widened is None else widened
     with SegmentWriter(location, name, segment_schema(types)) as writer:
         for number, data_file in enumerate(files):
-            row, payloads, read = _index_file(location, kinds, job, data_file)
+            row, payloads, read = _index_file(location, kinds, job, data_file, wider)
             bytes_read += read
             pending.append((row, payloads))
             if len(pending) >= per_group or number == len(files) - 1:
@@ -125,6 +147,7 @@ def _index_file(
     kinds: Sequence[IndexKind],
     job: IndexJob,
     data_file: DataFile,
+    widened: dict[str, pa.DataType],
 ) -> tuple[dict[str, Any], list[Any], int]:
     row: dict[str, Any] = {
         "path": data_file.path,
@@ -154,13 +177,40 @@ def _index_file(
     row["row_group_rows"] = [metadata.row_group(i).num_rows for i in range(metadata.num_row_groups)]
     # Each column in physical form once, shared by its kinds; a str says why not.
     # Dictionary columns (strings) are already physical.
-    physical = {
-        column: value if isinstance(value, str | pa.DictionaryArray) else to_physical(value)
-        for column, value in zip(columns, arrays.values(), strict=True)
-    }
+    physical: dict[str, pa.Array | str] = {}
+    for column, read in zip(columns, arrays.values(), strict=True):
+        if isinstance(read, NotIndexed) and read.wider is not None:
+            known = widened.get(column)
+            joined = read.wider if known is None else join_types(known, read.wider)
+            widened[column] = read.wider if joined is None else joined
+        value = read if isinstance(read, str) else _as_first_reads(read, column, job)
+        physical[column] = (
+            value if isinstance(value, str | pa.DictionaryArray) else to_physical(value)
+        )
     notes = [column for column in physical.values() if isinstance(column, str)]
     row["error"] = "; ".join(dict.fromkeys(notes)) or None
     return row, _build_payloads(kinds, physical), bytes_read
+
+
+def _as_first_reads(values: pa.Array, column: str, job: IndexJob) -> pa.Array | str:
+    """An integer column whose values the first file's narrower integer type
+    does not hold is not indexed: Spark, reading every file in that type, wraps
+    them (a SMALLINT 300 read as TINYINT is 44) or fails."""
+    if not pa.types.is_integer(values.type):
+        return values
+    found = resolve_path(job.first, split_name(column), case_sensitive=job.view.case_sensitive)
+    first = found[1].type if found is not None else None
+    if first is None or first == values.type or not pa.types.is_integer(first):
+        return values
+    try:
+        values.cast(first, safe=True)
+    except pa.ArrowInvalid:
+        return (
+            f"column '{column}' holds values the table's first file's type "
+            f"{spark_type_name(first)} does not, and Spark reads every file in that type; "
+            "not indexed"
+        )
+    return values
 
 
 def _build_payloads(

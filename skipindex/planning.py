@@ -4,7 +4,9 @@ An incremental build reads only new and changed files; segments naming removed
 or changed files are copied without those rows. Added definitions read the
 unchanged files for the new columns only, and every segment is rewritten with
 the new payloads next to the old ones (:func:`widen`). Changed or dropped
-definitions re-index everything.
+definitions, and a recorded type widened under an indexed column, re-index
+everything. Files an index of an older skipindex could not index (a note in
+their row) are indexed again once: their values may need a wider type.
 """
 
 from __future__ import annotations
@@ -41,13 +43,19 @@ def make_plan(
     current: Manifest | None,
     listing: list[DataFile],
     definitions: list[IndexDef],
+    *,
+    full: bool = False,
+    recheck_noted: bool = False,
 ) -> Plan:
+    """``full``: index every file again (the recorded type of an indexed column
+    changed); ``recheck_noted``: index files with a note in their row again."""
     if current is None:
         return Plan(listing, 0, 0, 0, [], {})
-    indexed = read_segments(location, current, base=("path", "size", "mtime_ms"))
+    base = ("path", "size", "mtime_ms") + (("error",) if recheck_noted else ())
+    indexed = read_segments(location, current, base=base)
     before = [d.field for d in current.indexes]
     added = definitions[len(before) :]
-    if [d.field for d in definitions[: len(before)]] != before:
+    if full or [d.field for d in definitions[: len(before)]] != before:
         # Changed or dropped definitions: every file needs every payload again.
         listed = {f.path for f in listing}
         was = set(indexed.column("path").to_pylist())
@@ -61,12 +69,16 @@ def make_plan(
         )
     )
     live = {(f.path, f.size, f.mtime_ms) for f in listing}
-    indexed_keys = set(keys)
+    noted: set[tuple[str, int, int]] = set()
+    if recheck_noted:
+        notes = indexed.column("error").is_valid().to_pylist()
+        noted = {key for key, note in zip(keys, notes, strict=True) if note}
+    indexed_keys = set(keys) - noted
     to_index: list[DataFile] = []
     unchanged: list[DataFile] = []
     for f in listing:
         (unchanged if (f.path, f.size, f.mtime_ms) in indexed_keys else to_index).append(f)
-    dead = indexed_keys - live
+    dead = (set(keys) - live) | noted
     live_paths: dict[str, set[str]] = {}  # segment path -> its rows' files still live
     keep: list[SegmentRef] = []
     touched: list[SegmentRef] = []

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 import numpy as np
 import pyarrow as pa
 
+from skipindex._widening import binding_schema
 from skipindex.column_paths import column_key, split_name
 from skipindex.coverage import covered_files, listing_positions
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
@@ -175,7 +176,10 @@ def _prune(
         infer_types=view.partition_type_inference,
     )
     hidden = {p.name.lower() for p in partitions}  # a partition column hides a data column
-    data_fields = [f for f in manifest.arrow_schema if f.name.lower() not in hidden]
+    # Indexed columns bind in the recorded type (it holds every indexed value);
+    # the others in one no file's type can be wider than (see _widening).
+    typed = binding_schema(manifest.arrow_schema, [d.column for d in manifest.indexes])
+    data_fields = [f for f in typed if f.name.lower() not in hidden]
     schema = pa.schema([*data_fields, *(p.field for p in partitions)])
     case_sensitive = (
         view.case_sensitive if session.case_sensitive is None else session.case_sensitive

@@ -5,13 +5,16 @@ reader that changes a value is modelled here, and tested against Spark:
 
 * INT96 timestamps (Spark's default ``outputTimestampType``, and Hive/Impala's)
   are read as microseconds, never through nanoseconds (which wrap outside
-  1677-2262 and turn ``9999-12-31`` into 1816);
+  1677-2262 and turn ``9999-12-31`` into 1816), and those Spark's writer wrapped
+  (past year 287,000, before 4713 BC) as Spark reads them (:mod:`skipindex._int96`);
+* each column is cast exactly into the table's recorded type, or reported with
+  the wider type its values need (:mod:`skipindex._widening`);
 * files written in LEGACY calendar mode (footer key ``org.apache.spark.legacyDateTime``
   or ``legacyINT96``, or written by Spark < 3.0 / < 3.1 for INT96, or carrying no
   Spark version while the session reads in LEGACY mode) are rebased from the
   hybrid Julian calendar: dates exactly, timestamps exactly in UTC; an old
   timestamp rebased in another zone is not modelled and the file is not indexed
-  on that column ("might match");
+  on that column ("might match") (:mod:`skipindex._rebase`);
 * columns, and struct fields at every level, match case-insensitively unless
   ``spark.sql.caseSensitive``; two fields matching one name make the column
   unreadable to Spark, so it is not indexed;
@@ -28,25 +31,22 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from skipindex._types import spark_type_name
+from skipindex._int96 import spark_int96
+from skipindex._rebase import Rebase, has_temporal, julian_to_gregorian_days
+from skipindex._widening import cast_exactly
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
-from skipindex.expressions.timezones import fixed_offset_micros, zone_named
 
-__all__ = ["SparkView", "normalise_type", "read_columns", "spark_columns"]
+__all__ = [
+    "SparkView",
+    "julian_to_gregorian_days",
+    "normalise_type",
+    "read_columns",
+    "spark_columns",
+]
 
-_VERSION_KEY = b"org.apache.spark.version"
-_LEGACY_DATETIME_KEY = b"org.apache.spark.legacyDateTime"
-_LEGACY_INT96_KEY = b"org.apache.spark.legacyINT96"
-_TIME_ZONE_KEY = b"org.apache.spark.timeZone"
-_GREGORIAN_START = -141427  # 1582-10-15: days before it are Julian in the hybrid calendar
-_MICROS_PER_DAY = 86_400 * 10**6
-_JULIAN_EPOCH_OFFSET = 2440588  # Julian Day Number of 1970-01-01
-_SAFE_AFTER_DAY = -25566  # 1900-01-02: no zone's LEGACY rebase moves a later instant
 
 
 @dataclass(frozen=True)
@@ -101,9 +101,8 @@ def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
 def open_file(source: Any, filesystem: Any = None, **options: Any) -> pq.ParquetFile:
     """A Parquet file opened so INT96 comes back as microseconds (``options``: more
     ``pyarrow.parquet.ParquetFile`` arguments)."""
-    return pq.ParquetFile(
-        source, filesystem=filesystem, coerce_int96_timestamp_unit="us", **options
-    )
+    options.setdefault("coerce_int96_timestamp_unit", "us")
+    return pq.ParquetFile(source, filesystem=filesystem, **options)
 
 
 def file_schema(parquet: pq.ParquetFile, int96: set[str] | None = None) -> pa.Schema:
@@ -165,7 +164,8 @@ def read_columns(
                 ]
             )
         )
-    rebase = _Rebase(parquet, view, int96)
+    rebase = Rebase(parquet, view, int96)
+    in_millis: dict[str, pa.Table] = {}  # INT96 columns read again, in milliseconds
     out: dict[ColumnPath, pa.Array | str] = {}
     for path, table_type in wanted:
         spelled = found[path]
@@ -175,9 +175,34 @@ def read_columns(
             out[path] = pa.nulls(num_rows, normalise_type(table_type))  # what Spark reads
         else:
             assert table is not None
-            array = rebase.apply(_extract(table, spelled, path in dictionaries), spelled[0])
+            extracted = _extract(table, spelled, path in dictionaries)
+            array: pa.Array | str = extracted
+            if spelled[0] in int96 and pa.types.is_timestamp(extracted.type):
+                array = _int96_as_spark(parquet, spelled, extracted, in_millis, reopen)
+            if not isinstance(array, str):
+                array = rebase.apply(array, spelled[0])
             out[path] = array if isinstance(array, str) else _as_table_type(array, table_type, path)
     return out, int(table.nbytes) if table is not None else 0
+
+
+def _int96_as_spark(
+    parquet: pq.ParquetFile,
+    spelled: ColumnPath,
+    micros: pa.Array,
+    in_millis: dict[str, pa.Table],
+    reopen: Callable[..., pq.ParquetFile] | None,
+) -> pa.Array | str:
+    """An INT96 column's values as Spark reads them (see :mod:`skipindex._int96`)."""
+    top = spelled[0]
+    if top not in in_millis:
+        if reopen is None:
+            return f"INT96 column '{join_path(spelled)}' can only be checked when reopened"
+        again = reopen(coerce_int96_timestamp_unit="ms", metadata=parquet.metadata)
+        in_millis[top] = again.read(columns=[top])
+    values = spark_int96(micros, _extract(in_millis[top], spelled))
+    if isinstance(values, str):
+        return f"column '{join_path(spelled)}': {values}"
+    return values
 
 
 def _is_bytes(arrow_type: pa.DataType) -> bool:
@@ -198,7 +223,7 @@ def spark_columns(
     spelling does not win over a second case-insensitive match (Spark refuses)."""
     int96 = _int96_columns(parquet)
     schema = file_schema(parquet, int96)
-    rebase = _Rebase(parquet, view, int96)
+    rebase = Rebase(parquet, view, int96)
     picks: list[str | None] = []
     for wanted in target:
         hits = [
@@ -215,7 +240,7 @@ def spark_columns(
         found = hits[0]
         if not reads_as(found.type, wanted.type):
             return f"column '{found.name}' is {found.type} here, not {wanted.type}"
-        if _has_temporal(found.type) and rebase.legacy(found.name):
+        if has_temporal(found.type) and rebase.legacy(found.name):
             return f"column '{found.name}' is rebased from the LEGACY calendar"
         picks.append(found.name)
     return picks
@@ -291,24 +316,14 @@ def rows_of(column: pa.Array) -> pa.Array:
 
 
 def _as_table_type(array: pa.Array, table_type: pa.DataType, path: ColumnPath) -> pa.Array | str:
+    """The column in the recorded type, or why not (a :class:`NotIndexed` that may
+    name the wider type its values need)."""
     if isinstance(array, pa.DictionaryArray):  # the table's type for its values
         values = _as_table_type(array.dictionary, table_type, path)
         if isinstance(values, str):
             return values
         return pa.DictionaryArray.from_arrays(array.indices, values)
-    if array.type == table_type:
-        return array
-    differ = (
-        f"column '{join_path(path)}' is {spark_type_name(array.type)} here, "
-        f"not {spark_type_name(table_type)}"
-    )
-    timestamps = pa.types.is_timestamp(array.type) and pa.types.is_timestamp(table_type)
-    if timestamps and (array.type.tz is None) != (table_type.tz is None):
-        return f"{differ}: a zone-less and a zoned timestamp differ to Spark; not indexed"
-    try:
-        return array.cast(normalise_type(table_type), safe=True)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        return f"{differ}: not indexed"
+    return cast_exactly(array, table_type, path)
 
 
 def _int96_columns(parquet: pq.ParquetFile) -> set[str]:
@@ -320,91 +335,3 @@ def _int96_columns(parquet: pq.ParquetFile) -> set[str]:
         if column.physical_type == "INT96":
             names.add(column.path.split(".")[0])
     return names
-
-
-class _Rebase:
-    """Spark's LEGACY-calendar read rules for one file."""
-
-    def __init__(self, parquet: pq.ParquetFile, view: SparkView, int96: set[str]) -> None:
-        meta = parquet.metadata.metadata or {}
-        version = meta.get(_VERSION_KEY)
-        spark_version = version.decode("utf-8", "replace") if version else None
-        if spark_version is None:
-            self.datetime = view.datetime_rebase_mode.upper() == "LEGACY"
-            self.int96 = view.int96_rebase_mode.upper() == "LEGACY"
-        else:
-            self.datetime = spark_version < "3.0.0" or _LEGACY_DATETIME_KEY in meta
-            self.int96 = spark_version < "3.1.0" or _LEGACY_INT96_KEY in meta
-        zone = meta.get(_TIME_ZONE_KEY)
-        self.zone = zone.decode("utf-8", "replace") if zone else view.time_zone
-        # Always known: an INT96 column follows the INT96 rule even when only the
-        # datetime rule is LEGACY (and the other way round).
-        self.int96_columns = int96
-
-    def legacy(self, top: str) -> bool:
-        """Whether Spark rebases the dates and timestamps of column ``top``."""
-        return self.int96 if top in self.int96_columns else self.datetime
-
-    def apply(self, array: pa.Array, top: str) -> pa.Array | str:
-        if not _has_temporal(array.type) or not self.legacy(top):
-            return array
-        return _rebase_array(array, self.zone)
-
-
-def _has_temporal(arrow_type: pa.DataType) -> bool:
-    return bool(pa.types.is_date(arrow_type) or pa.types.is_timestamp(arrow_type))
-
-
-def _rebase_array(array: pa.Array, zone: str) -> pa.Array | str:
-    if pa.types.is_date(array.type):
-        days = pc.fill_null(array.cast(pa.date32()).view(pa.int32()), 0).to_numpy()
-        rebased = julian_to_gregorian_days(days.astype(np.int64)).astype(np.int32)
-        return pa.array(rebased, pa.int32(), mask=_nulls(array)).view(pa.date32()).cast(array.type)
-    per_day = {"s": 86_400, "ms": 86_400 * 10**3, "us": _MICROS_PER_DAY, "ns": 86_400 * 10**9}[
-        array.type.unit
-    ]
-    ticks = pc.fill_null(array.view(pa.int64()), 0).to_numpy().astype(np.int64)
-    days = np.floor_divide(ticks, per_day)
-    if array.type.tz is not None and _is_utc(zone):
-        shifted = ticks + (julian_to_gregorian_days(days) - days) * per_day
-        return pa.array(shifted, pa.int64(), mask=_nulls(array)).view(array.type)
-    if (days < _SAFE_AFTER_DAY).any():
-        # Spark rebases these through java.util.TimeZone's offsets, which differ
-        # from tzdata's up to 1900 for many zones: not modelled.
-        return (
-            f"timestamps before 1900 written in LEGACY calendar mode (zone {zone}) are "
-            "rebased by rules skipindex does not model: not indexed"
-        )
-    return array
-
-
-def _is_utc(zone: str) -> bool:
-    try:
-        return fixed_offset_micros(zone_named(zone)) == 0
-    except ValueError:  # a zone Python does not know: not modelled
-        return False
-
-
-def _nulls(array: pa.Array) -> np.ndarray | None:
-    if not array.null_count:
-        return None
-    return np.asarray(array.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def julian_to_gregorian_days(days: np.ndarray) -> np.ndarray:
-    """Spark's ``rebaseJulianToGregorianDays``, vectorised: a day count in the hybrid
-    calendar (Julian before 1582-10-15) -> the proleptic Gregorian day with the same
-    year, month and day (a Julian Feb 29 the Gregorian calendar lacks rolls to Mar 1)."""
-    jdn = days + _JULIAN_EPOCH_OFFSET
-    c = jdn + 32082
-    d = (4 * c + 3) // 1461
-    e = c - (1461 * d) // 4
-    m = (5 * e + 2) // 153
-    day = e - (153 * m + 2) // 5 + 1
-    month = m + 3 - 12 * (m // 10)
-    year = d - 4800 + m // 10
-    a = (14 - month) // 12
-    y = year + 4800 - a
-    mm = month + 12 * a - 3
-    gregorian = day + (153 * mm + 2) // 5 + 365 * y + y // 4 - y // 100 + y // 400 - 32045
-    return np.where(days < _GREGORIAN_START, gregorian - _JULIAN_EPOCH_OFFSET, days)

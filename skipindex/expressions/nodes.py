@@ -359,6 +359,11 @@ def format_value(value: object, arrow_type: pa.DataType) -> str:
         zone = " UTC" if arrow_type.tz is not None else ""
         keyword = "TIMESTAMP" if arrow_type.tz is not None else "TIMESTAMP_NTZ"
         return f"{keyword} '{format_micros(seconds * 10**6)}{fraction}{zone}'"
+    if isinstance(value, Decimal) and pa.types.is_decimal256(arrow_type):
+        # A column bound in its open type (no index on it): the literal's digits,
+        # not the 38 decimals of that type.
+        text = format(value, "f")
+        return text.rstrip("0").rstrip(".") if "." in text else text
     return str(value)
 
 

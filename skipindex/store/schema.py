@@ -1,9 +1,17 @@
 """The table's Arrow schema, as the index sees it.
 
 Spark reads one footer to infer a Parquet table's schema; so do we (typed as
-Spark types it: INT96 as zoned microseconds, dictionaries as their values),
-then keep the schema stable across builds (columns only get added), and look
-further only for a requested column that the first file lacks.
+Spark types it: INT96 as zoned microseconds, any timestamp as microseconds,
+dictionaries as their values), then keep the schema across builds (columns get
+added; a type is only widened, by the build, when a file's values need it: see
+:mod:`skipindex._widening`), and look further only for a requested column that
+the first file lacks. The first file's own types are what Spark reads every
+file in without ``mergeSchema``; the build checks integer columns against them.
+
+A schema recorded this way is marked (:data:`SPARK_TYPES_KEY`): it holds every
+indexed value. One recorded by an older skipindex may not (a file whose values
+did not fit was left unindexed, and prune bound literals to the narrower type),
+so the next build indexes such files again.
 """
 
 from __future__ import annotations
@@ -12,14 +20,17 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
+from skipindex._widening import spark_type
 from skipindex.column_paths import split_name
 from skipindex.spark_view import file_schema, open_file
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import Manifest
 
-__all__ = ["table_schema"]
+__all__ = ["SPARK_TYPES_KEY", "holds_every_value", "table_schema", "table_types"]
 
 MAX_FOOTERS = 1000  # how far to look for a requested column before calling it unknown
+SPARK_TYPES_KEY = b"skipindex.types"
+SPARK_TYPES = b"spark"
 
 
 def table_schema(
@@ -28,12 +39,26 @@ def table_schema(
     current: Manifest | None,
     wanted: Sequence[str],
 ) -> pa.Schema:
+    """The schema to record: the current one (typed as Spark reads), plus the
+    columns of the first footers for columns it lacks."""
+    return table_types(location, listing, current, wanted)[0]
+
+
+def table_types(
+    location: TableLocation,
+    listing: Sequence[DataFile],
+    current: Manifest | None,
+    wanted: Sequence[str],
+) -> tuple[pa.Schema, pa.Schema]:
+    """:func:`table_schema`, and the types of the first readable file (Spark's
+    schema without ``mergeSchema``)."""
     fields: dict[str, pa.Field] = {}
     if current is not None:
-        fields.update((f.name, f) for f in current.arrow_schema)
+        fields.update((f.name, f.with_type(spark_type(f.type))) for f in current.arrow_schema)
     lowered = {name.lower() for name in fields}
     missing = {split_name(w)[0] for w in wanted}
     missing = {w for w in missing if w not in fields and w.lower() not in lowered}
+    first: pa.Schema | None = None
     read = 0
     for data_file in listing:
         if read >= MAX_FOOTERS or (read and not missing):
@@ -43,11 +68,19 @@ def table_schema(
         except (pa.ArrowException, OSError):
             continue  # not Parquet: the indexer records why
         read += 1
-        for field in schema:
+        typed = [f.with_type(spark_type(f.type)).remove_metadata() for f in schema]
+        first = first or pa.schema(typed)
+        for field in typed:
             # `x` in a later file is the `X` already known (Spark matches names
             # case-insensitively): never a second column.
             if field.name.lower() not in lowered:
-                fields[field.name] = field.remove_metadata()
+                fields[field.name] = field
                 lowered.add(field.name.lower())
         missing = {w for w in missing if w not in fields and w.lower() not in lowered}
-    return pa.schema(list(fields.values()))
+    marked = pa.schema(list(fields.values()), metadata={SPARK_TYPES_KEY: SPARK_TYPES})
+    return marked, first or pa.schema([])
+
+
+def holds_every_value(schema: pa.Schema) -> bool:
+    """Whether ``schema`` was recorded with types that hold every indexed value."""
+    return (schema.metadata or {}).get(SPARK_TYPES_KEY) == SPARK_TYPES
