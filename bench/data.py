@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -117,9 +117,23 @@ def _part(table: Path, number: int) -> Path:
 def _split_natural(
     source: Path, schema: pa.Schema, table: Path, files: int, row_group: int = ROW_GROUP
 ) -> None:
-    """Contiguous files; rows are buffered so each row group holds ``row_group``
-    rows whatever the generator's own row groups are (a file's last may hold fewer)."""
+    """Contiguous files of ``source`` in its own order."""
     total = pq.read_metadata(source).num_rows
+    split_contiguous(_batches(source, schema), total, schema, table, files, row_group)
+
+
+def split_contiguous(
+    batches: Iterable[pa.Table],
+    total: int,
+    schema: pa.Schema,
+    table: Path,
+    files: int,
+    row_group: int = ROW_GROUP,
+) -> None:
+    """``total`` rows arriving as ``batches``, written in that order as ``files``
+    contiguous files ``part-NNNNN.parquet`` of ``table``; rows are buffered so each
+    row group holds ``row_group`` rows whatever the batches are (a file's last may
+    hold fewer)."""
     per_file = -(-total // files)
     number, written, pending = 0, 0, 0  # pending: rows buffered for the next row group
     buffered: list[pa.Table] = []
@@ -130,7 +144,7 @@ def _split_natural(
             writer.write_table(pa.concat_tables(buffered), row_group_size=row_group)
             buffered.clear()
 
-    for batch in _batches(source, schema):
+    for batch in batches:
         offset = 0
         while offset < len(batch):
             take = min(per_file - written, row_group - pending, len(batch) - offset)
