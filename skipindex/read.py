@@ -7,6 +7,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from skipindex._folder_read import folder_frame
 from skipindex._spark import read_parquet_paths
 from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
 from skipindex.row_group_read import plan_read
@@ -39,7 +40,10 @@ def read(
     session's time zone and case sensitivity. Partitioned tables keep their
     partition columns (``basePath``, typed as Spark types them over the whole
     table, not just the kept files), an empty result has the table's schema, and
-    listing many paths runs no Spark job.
+    listing many paths runs no Spark job. Where most files are kept, Spark reads
+    the folder itself, as plain Spark does; reading the same files again with the
+    same session settings, it is handed the schema it inferred the first time
+    instead of running a job to infer it again.
 
     With ``row_groups`` (the default), a kept file of which the row groups and
     pages holding candidate rows cost at most 3/4 of its bytes is read by a
@@ -85,7 +89,7 @@ def read(
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
-        return reader.parquet(root).filter(condition)
+        return folder_frame(spark, reader, root, result).filter(condition)
     if schema is None and result.partitions:
         # Spark would type the partition columns over the kept files only, which can
         # differ from the whole table's types: take the whole table's schema.
