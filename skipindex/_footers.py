@@ -6,7 +6,9 @@ SF10 lineitem, opening the footers took 107 ms and walking them in Python 50 ms
 more, on every ``read()``, before deciding that no file was worth reading by
 row groups. A file's footer does not change while its size and mtime do not,
 so its arrays are kept in :data:`~skipindex.store.cache.footer_cache` under
-(path, size, mtime): a warm read opens no footer.
+(path, size, mtime): a warm read opens no footer. A cold one reads only the
+footer (``read_metadata``: 80 ms for those 1,000 files, where opening a
+``ParquetFile``, which also converts the schema, took 170 ms).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pyarrow.parquet import read_metadata
 
-from skipindex.spark_view import open_file
 from skipindex.store.cache import footer_cache
 
 __all__ = ["COMPRESSED", "DICTIONARY", "UNCOMPRESSED", "VALUES", "FooterLayout", "footer_layout"]
@@ -82,7 +84,7 @@ def footer_layout(path: str, size: int, mtime_ms: int) -> FooterLayout | None:
     try:
         if stamp(path) != (size, mtime_ms):
             return None
-        layout = FooterLayout.of(open_file(path).metadata)
+        layout = FooterLayout.of(read_metadata(path))
     except (OSError, pa.ArrowException):
         return None
     footer_cache.put(key, layout)

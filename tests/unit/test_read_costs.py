@@ -82,8 +82,8 @@ def test_a_footer_is_read_once_per_file_version(tmp_path):
     stat = os.stat(path)
     listed = (stat.st_size, stat.st_mtime_ns // 1_000_000)
     opened = []
-    real_open = _footers.open_file
-    with mock.patch.object(_footers, "open_file", lambda p: opened.append(p) or real_open(p)):
+    real_read = _footers.read_metadata
+    with mock.patch.object(_footers, "read_metadata", lambda p: opened.append(p) or real_read(p)):
         first = footer_layout(str(path), *listed)
         assert footer_layout(str(path), *listed) is first
         assert opened == [str(path)]
