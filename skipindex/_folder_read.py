@@ -14,7 +14,8 @@ so read() keeps it per table and reuses it while both are the same:
   exactly the files Spark lists, unchanged; the key holds a digest of them;
 * the settings: every SQL setting of the session (Spark's ``SQLConf``, as one
   string), so a changed ``mergeSchema``, ``binaryAsString``, time zone or
-  partition type inference infers again.
+  partition type inference infers again. With ``respectSummaryFiles`` Spark may
+  infer from a ``_common_metadata`` file, which the listing hides: never reused.
 
 Only classic sessions: on Spark Connect the DataFrame is analysed on the server
 when it runs, and asking for its schema first would infer it twice.
@@ -70,10 +71,13 @@ def _key(spark: Any, root: str, result: PruneResult) -> tuple[str, ...] | None:
     if not every_file_known:
         return None
     settings = _settings(spark)
-    if settings is None:
+    if settings is None or f"{_SUMMARY_FILES} -> true" in settings.lower():
         return None
     files = hashlib.blake2b("\n".join(result.files).encode(), digest_size=20).hexdigest()
     return (root, str(result.version), str(result.total), files, settings)
+
+
+_SUMMARY_FILES = "spark.sql.parquet.respectsummaryfiles"
 
 
 def _settings(spark: Any) -> str | None:

@@ -49,6 +49,8 @@ def test_only_a_folder_of_exactly_the_indexed_files_has_a_key():
     assert _key(spark, "/t", _result(not_parquet=["notes.txt"])) is None
     assert _key(spark, "/t", _result(swapping=["p1.parquet"])) is None
     assert _key(SimpleNamespace(), "/t", _result()) is None  # Spark Connect: no JVM session
+    summaries = _session("Map(spark.sql.parquet.respectSummaryFiles -> true)")
+    assert _key(summaries, "/t", _result()) is None  # may infer from _common_metadata
 
 
 def test_the_key_follows_files_version_table_and_settings():
