@@ -10,8 +10,10 @@ Spark infers depends only on the files it lists and on the session's settings,
 so read() keeps it per table and reuses it while both are the same:
 
 * the files: every file prune listed is covered by the index version it read
-  (same path, size and mtime as when indexed) and kept, so the kept paths name
-  exactly the files Spark lists, unchanged; the key holds a digest of them;
+  (same path, size and mtime as when indexed), and either the listing holds as
+  many files as that version indexed (then it holds exactly those: the version
+  names them) or every listed file is kept (then the kept paths name them: the
+  key holds a digest of them);
 * the settings: every SQL setting of the session (Spark's ``SQLConf``, as one
   string), so a changed ``mergeSchema``, ``binaryAsString``, time zone or
   partition type inference infers again. With ``respectSummaryFiles`` Spark may
@@ -27,8 +29,11 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from skipindex.errors import SkipIndexError
 from skipindex.result import PruneResult
 from skipindex.store.cache import _LIMIT, ColumnCache
+from skipindex.store.location import TableLocation
+from skipindex.store.manifest import load_version
 
 __all__ = ["folder_frame", "schema_cache"]
 
@@ -42,14 +47,15 @@ class _Inferred:
         return 4096  # a few fields' names and types; what matters is the entry count
 
 
-# Spark's inferred schema per (table, index version, kept files, session settings).
+# Spark's inferred schema per (table, index version, files, session settings).
 schema_cache: ColumnCache[_Inferred] = ColumnCache(min(_LIMIT, 256 * 4096))
 
 
-def folder_frame(spark: Any, reader: Any, root: str, result: PruneResult) -> Any:
+def folder_frame(spark: Any, reader: Any, location: TableLocation, result: PruneResult) -> Any:
     """``reader.parquet(root)``, given the schema Spark inferred for these very
     files in this session's settings where read() has seen it before."""
-    key = _key(spark, root, result)
+    root = location.user_root
+    key = _key(spark, location, result)
     cached = schema_cache.get(key) if key is not None else None
     if cached is not None:
         return reader.schema(cached.schema).parquet(root)
@@ -59,22 +65,37 @@ def folder_frame(spark: Any, reader: Any, root: str, result: PruneResult) -> Any
     return frame
 
 
-def _key(spark: Any, root: str, result: PruneResult) -> tuple[str, ...] | None:
-    """What Spark's inferred schema of ``root`` depends on, or None where read()
-    cannot tell that it lists exactly the files the index knows, unchanged."""
-    every_file_known = (
-        result.version is not None
-        and result.covered == result.total == result.kept
-        and not result.not_parquet
-        and not result.swapping
-    )
-    if not every_file_known:
+def _key(spark: Any, location: TableLocation, result: PruneResult) -> tuple[str, ...] | None:
+    """What Spark's inferred schema of the folder depends on, or None where read()
+    cannot tell that Spark lists exactly files the index knows, unchanged."""
+    files = _listed(location, result)
+    if files is None:
         return None
     settings = _settings(spark)
     if settings is None or f"{_SUMMARY_FILES} -> true" in settings.lower():
         return None
-    files = hashlib.blake2b("\n".join(result.files).encode(), digest_size=20).hexdigest()
-    return (root, str(result.version), str(result.total), files, settings)
+    return (location.uri, files, settings)
+
+
+def _listed(location: TableLocation, result: PruneResult) -> str | None:
+    """A name for exactly the files prune listed (each as indexed), or None."""
+    if (
+        result.version is None
+        or result.covered != result.total
+        or result.not_parquet
+        or result.swapping
+    ):
+        return None
+    try:
+        indexed = sum(s.files for s in load_version(location, result.version).segments)
+    except (SkipIndexError, OSError):
+        indexed = -1  # replaced meanwhile: name the files by their paths, if all kept
+    if indexed == result.total:
+        return f"v{result.version}"
+    if result.kept == result.total:
+        paths = "\n".join(result.files).encode()
+        return f"v{result.version}:{hashlib.blake2b(paths, digest_size=20).hexdigest()}"
+    return None
 
 
 _SUMMARY_FILES = "spark.sql.parquet.respectsummaryfiles"

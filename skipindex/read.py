@@ -89,7 +89,7 @@ def read(
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
-        return folder_frame(spark, reader, root, result).filter(condition)
+        return folder_frame(spark, reader, location, result).filter(condition)
     if schema is None and result.partitions:
         # Spark would type the partition columns over the kept files only, which can
         # differ from the whole table's types: take the whole table's schema.

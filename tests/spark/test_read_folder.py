@@ -61,7 +61,12 @@ def test_a_second_read_of_the_same_files_infers_no_schema(spark, tmp_path):
     assert jobs == 0
     assert exact_rows(frame) == exact_rows(spark.read.parquet(str(root)))
     assert frame.inputFiles() == spark.read.parquet(str(root)).inputFiles()
-    _same_as_plain(spark, root, "id >= 60")  # another predicate, the same files
+    # Another predicate, 3 of the 4 files kept: still the folder, and the same schema.
+    assert si.prune(root, "id >= 60").kept == 3
+    frame, jobs = _jobs_building(spark, lambda: si.read(spark, root, "id >= 60"))
+    assert jobs == 0
+    assert frame.inputFiles() == spark.read.parquet(str(root)).inputFiles()
+    _same_as_plain(spark, root, "id >= 60")
 
 
 def test_added_and_rewritten_files_are_read_as_plain_spark_reads_them(spark, tmp_path):
@@ -82,6 +87,9 @@ def test_added_and_rewritten_files_are_read_as_plain_spark_reads_them(spark, tmp
     si.build_index(root, spark=spark)
     for _ in range(2):
         _same_as_plain(spark, root, "id >= 0 AND id < 70")
+    (root / "p2.parquet").unlink()  # fewer files than indexed
+    for where in (EVERY_FILE, EVERY_FILE, "id >= 20"):
+        _same_as_plain(spark, root, where)
 
 
 def test_a_changed_setting_infers_again(spark, tmp_path):

@@ -1,18 +1,25 @@
 """When read() may reuse the schema Spark inferred for a table folder (no JVM here:
-the session is a stand-in that only reports its settings)."""
+the session is a stand-in that only reports its settings; the index is built
+in-process)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import skipindex as si
 from skipindex._folder_read import _key, folder_frame, schema_cache
-from skipindex.result import PruneResult
+from skipindex.build import InProcessRunner, build_with
+from skipindex.store.location import locate
 
-FILES = [f"/t/p{k}.parquet" for k in range(3)]
+EVERY_FILE = "id >= 0"
 
 
 def _session(settings: str = "Map(spark.sql.parquet.mergeSchema -> false)") -> Any:
@@ -21,9 +28,16 @@ def _session(settings: str = "Map(spark.sql.parquet.mergeSchema -> false)") -> A
     return SimpleNamespace(_jsparkSession=SimpleNamespace(sessionState=lambda: state))
 
 
-def _result(**changes: Any) -> PruneResult:
-    every = PruneResult(files=FILES, total=3, predicate="p", bound="p", covered=3, version=4)
-    return replace(every, **changes)
+@pytest.fixture
+def table(tmp_path: Path) -> Path:
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(3):
+        pq.write_table(
+            pa.table({"id": pa.array(range(k * 10, k * 10 + 10))}), root / f"p{k}.parquet"
+        )
+    build_with(root, [si.MinMax("id")], InProcessRunner())
+    return root
 
 
 class _Reader:
@@ -40,39 +54,51 @@ class _Reader:
         return SimpleNamespace(schema=f"inferred {root}", given=list(self.given))
 
 
-def test_only_a_folder_of_exactly_the_indexed_files_has_a_key():
-    spark = _session()
-    assert _key(spark, "/t", _result()) is not None
-    assert _key(spark, "/t", _result(covered=2)) is None  # a file added or changed
-    assert _key(spark, "/t", _result(files=FILES[:2])) is None  # a file not kept
-    assert _key(spark, "/t", _result(version=None)) is None  # no index
-    assert _key(spark, "/t", _result(not_parquet=["notes.txt"])) is None
-    assert _key(spark, "/t", _result(swapping=["p1.parquet"])) is None
-    assert _key(SimpleNamespace(), "/t", _result()) is None  # Spark Connect: no JVM session
+def test_a_folder_of_exactly_the_indexed_files_has_a_key(table: Path):
+    spark, location = _session(), locate(table)
+    every = si.prune(table, EVERY_FILE)
+    assert every.kept == every.total == every.covered == 3
+    assert _key(spark, location, every) is not None
+    some = si.prune(table, "id < 10")  # one file kept: the version still names the listing
+    assert some.kept == 1
+    assert _key(spark, location, some) == _key(spark, location, every)
+    assert _key(SimpleNamespace(), location, every) is None  # Spark Connect: no JVM session
     summaries = _session("Map(spark.sql.parquet.respectSummaryFiles -> true)")
-    assert _key(summaries, "/t", _result()) is None  # may infer from _common_metadata
+    assert _key(summaries, location, every) is None  # may infer from _common_metadata
+    assert _key(spark, location, replace(every, not_parquet=["notes.txt"])) is None
+    assert _key(spark, location, replace(every, swapping=["p1.parquet"])) is None
 
 
-def test_the_key_follows_files_version_table_and_settings():
-    spark = _session()
-    key = _key(spark, "/t", _result())
-    moved = [*FILES[:2], "/t/q2.parquet"]
-    assert _key(spark, "/t", _result(files=moved)) != key
-    assert _key(spark, "/t", _result(version=5)) != key
-    assert _key(spark, "/u", _result()) != key
-    assert _key(_session("Map(spark.sql.parquet.mergeSchema -> true)"), "/t", _result()) != key
-    assert _key(_session(), "/t", _result()) == key
+def test_added_changed_and_deleted_files_change_or_drop_the_key(table: Path):
+    spark, location = _session(), locate(table)
+    before = _key(spark, location, si.prune(table, EVERY_FILE))
+    pq.write_table(pa.table({"id": pa.array([100, 101])}), table / "p9.parquet")
+    assert _key(spark, location, si.prune(table, EVERY_FILE)) is None  # not covered
+    (table / "p9.parquet").unlink()
+    stat = os.stat(table / "p0.parquet")
+    os.utime(table / "p0.parquet", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**10))
+    assert _key(spark, location, si.prune(table, EVERY_FILE)) is None  # changed since indexed
+    os.utime(table / "p0.parquet", ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert _key(spark, location, si.prune(table, EVERY_FILE)) == before
+    (table / "p2.parquet").unlink()  # fewer files than indexed: named by the kept paths
+    every = si.prune(table, EVERY_FILE)
+    assert _key(spark, location, every) not in (None, before)
+    assert _key(spark, location, si.prune(table, "id < 10")) is None  # not all kept
 
 
-@pytest.fixture
-def empty_cache() -> None:
+def test_settings_and_version_are_part_of_the_key(table: Path):
+    location = locate(table)
+    every = si.prune(table, EVERY_FILE)
+    key = _key(_session(), location, every)
+    assert _key(_session("Map(spark.sql.parquet.mergeSchema -> true)"), location, every) != key
+    build_with(table, [si.Bloom("id")], InProcessRunner())  # version 2, same files
+    assert _key(_session(), location, si.prune(table, EVERY_FILE)) != key
+
+
+def test_the_second_read_of_a_folder_gives_spark_the_first_one_s_schema(table: Path):
     schema_cache.clear()
-
-
-def test_the_second_read_of_a_folder_gives_spark_the_first_one_s_schema(empty_cache):
-    spark = _session()
-    first, second = _Reader(), _Reader()
-    assert folder_frame(spark, first, "/t", _result()).given == []
-    assert folder_frame(spark, second, "/t", _result()).given == ["inferred /t"]
-    changed = _Reader()
-    assert folder_frame(spark, changed, "/t", _result(covered=2)).given == []
+    spark, location = _session(), locate(table)
+    every = si.prune(table, EVERY_FILE)
+    assert folder_frame(spark, _Reader(), location, every).given == []
+    assert folder_frame(spark, _Reader(), location, every).given == [f"inferred {table}"]
+    assert folder_frame(spark, _Reader(), location, replace(every, covered=2)).given == []
