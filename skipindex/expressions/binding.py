@@ -22,17 +22,22 @@ from __future__ import annotations
 
 import difflib
 import math
+from dataclasses import replace
 from datetime import tzinfo
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, cast
 
 import pyarrow as pa
+from sqlglot import exp
 
 from skipindex._types import Domain, domain_of, sort_values, spark_type_name
-from skipindex.column_paths import column_key, join_path, resolve_path
+from skipindex.column_paths import column_key, join_path, resolve_path, split_name
 from skipindex.errors import InvalidPredicateError, UnknownColumnError
+from skipindex.expressions.calendar_merge import merge_calendar
+from skipindex.expressions.calls import expression_key, is_expression_field
 from skipindex.expressions.coercion import MightMatchError, Target, bounds, coerce
+from skipindex.expressions.functions import rewrite
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -44,6 +49,7 @@ from skipindex.expressions.nodes import (
     BoundIsNull,
     BoundPredicate,
     BoundValue,
+    Call,
     ColumnName,
     Comparison,
     In,
@@ -133,7 +139,7 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
             return join(type(node), parts)
         return _bind_leaf(node, resolver)
 
-    normal: AnyPredicate = rewrite_not(pred)
+    normal: AnyPredicate = merge_calendar(rewrite_not(pred))
     return cast(BoundPredicate, simplify(fold(normal, children_of, visit)))
 
 
@@ -144,6 +150,8 @@ class _Resolver:
     def __init__(self, schema: pa.Schema, case_sensitive: bool) -> None:
         self.schema = schema
         self.case_sensitive = case_sensitive
+        # Fields that hold an expression's values (expression indexes), by its text.
+        self.expressions = {f.name for f in schema if is_expression_field(f)}
 
     def resolve(self, name: ColumnName) -> BoundColumn | None:
         """The column ``name`` denotes; None for a struct path that is not in the
@@ -177,10 +185,13 @@ class _Resolver:
 
 
 def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
+    if isinstance(leaf, Comparison | In | IsNull | Like) and isinstance(leaf.column, Call):
+        return _bind_call(leaf, resolver)
     if isinstance(leaf, Like):
         return _like(leaf, resolver)
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
+    assert not isinstance(leaf.column, Call)
     column = resolver.resolve(leaf.column)
     if column is None:
         return Unsupported(str(leaf), f"{join_path(leaf.column)} is not a column of the table")
@@ -206,10 +217,55 @@ def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
         return Unsupported(str(leaf), str(reason))
 
 
+def _bind_call(leaf: Comparison | In | IsNull | Like, resolver: _Resolver) -> AnyPredicate:
+    """A leaf on an expression of columns: answered by an expression index on
+    the same expression (the schema holds it as a field named by its canonical
+    text), else rewritten into a condition on its column where a rule of
+    :mod:`skipindex.expressions.functions` applies, else might match."""
+    call = leaf.column
+    assert isinstance(call, Call)
+    if isinstance(leaf, Comparison) and leaf.literal.kind is _K.NULL:
+        return AlwaysFalse()
+    if isinstance(leaf, In):
+        if leaf.negated and any(lit.kind is _K.NULL for lit in leaf.literals):
+            return AlwaysFalse()
+        kept = tuple(lit for lit in leaf.literals if lit.kind is not _K.NULL)
+        leaf = In(call, kept, leaf.negated)
+        if not leaf.literals:
+            return AlwaysFalse()
+    spelled: dict[ColumnName, tuple[str, ...]] = {}
+    for name in call.columns():
+        try:
+            column = resolver.resolve(name)
+        except UnknownColumnError as exc:  # as before functions were read: Spark will say
+            return Unsupported(str(leaf), str(exc))
+        if column is None:
+            return Unsupported(str(leaf), f"{join_path(name)} is not a column of the table")
+        spelled[name] = split_name(column.name)
+    key = expression_key(call.tree, spelled) if isinstance(call.tree, exp.Expression) else None
+    if key is not None and key in resolver.expressions:
+        return _bind_leaf(replace(leaf, column=key), resolver)
+    read = call.columns()
+    if isinstance(leaf, Comparison | In) and call.name and len(set(read)) == 1:
+        column = resolver.resolve(read[0])
+        found = rewrite(leaf, column.type, current_zone()) if column is not None else None
+        if found is not None:
+
+            def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
+                if isinstance(node, And | Or):
+                    return join(type(node), parts)
+                return _bind_leaf(node, resolver)
+
+            return fold(cast(AnyPredicate, found), children_of, visit)
+    named = f" (an index on expr={key!r} would answer it)" if key else ""
+    return Unsupported(str(leaf), f"no index answers the expression {call.sql}{named}")
+
+
 def _like(leaf: Like, resolver: _Resolver) -> AnyPredicate:
     """On a string column, ``LIKE 'abc%'`` is ``'abc' <= x < 'abd'`` in code-point
     (UTF-8 byte) order, and ``LIKE 'abc'`` is ``x = 'abc'``. Spark casts any other
     column to a string first: might match."""
+    assert not isinstance(leaf.column, Call)
     column = resolver.resolve(leaf.column)
     if column is None or domain_of(column.type) is not Domain.STRING:
         return Unsupported(str(leaf), "LIKE is answered on string columns only")

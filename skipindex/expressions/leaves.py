@@ -19,7 +19,7 @@ from skipindex.expressions.nodes import (
     AlwaysTrue,
     And,
     AnyPredicate,
-    ColumnName,
+    Call,
     Comparison,
     In,
     IsNull,
@@ -30,6 +30,7 @@ from skipindex.expressions.nodes import (
     Op,
     Or,
     Predicate,
+    Term,
     Unsupported,
     children_of,
 )
@@ -39,6 +40,7 @@ from skipindex.expressions.visitors import Shape, fold
 __all__ = [
     "Operand",
     "compare",
+    "is_term",
     "connect",
     "is_nan",
     "like",
@@ -49,15 +51,21 @@ __all__ = [
 ]
 
 
-Operand = ColumnName | Literal | None  # a column, a literal, or something else
+# A column (or an expression of columns: Call), a literal, or something else.
+Operand = Term | Literal | None
+
+
+def is_term(operand: Operand) -> bool:
+    """Whether an operand is what a leaf may be about: a column or a Call."""
+    return isinstance(operand, str | tuple | Call)
 
 
 def compare(op: Op, left: Operand, right: Operand, shown: Callable[[], str]) -> Predicate:
     """``left op right``: a Comparison when one side is a column and the other a literal."""
-    if isinstance(left, str | tuple) and isinstance(right, Literal):
-        return Comparison(left, op, right)
-    if isinstance(left, Literal) and isinstance(right, str | tuple):
-        return Comparison(right, op.mirror(), left)
+    if is_term(left) and isinstance(right, Literal):
+        return Comparison(cast(Term, left), op, right)
+    if isinstance(left, Literal) and is_term(right):
+        return Comparison(cast(Term, right), op.mirror(), left)
     return Unsupported(shown(), _why_not_column_vs_literal(left, right))
 
 
@@ -69,10 +77,11 @@ def null_safe_equal(
     It is never NULL, so its negation keeps NULL rows: it is built as
     ``a = v AND a IS NOT NULL``, which rewrite_not turns into ``a != v OR a IS NULL``.
     """
-    if isinstance(left, Literal) and isinstance(right, str | tuple):
+    if isinstance(left, Literal) and is_term(right):
         left, right = right, left
-    if not (isinstance(left, str | tuple) and isinstance(right, Literal)):
+    if not (is_term(left) and isinstance(right, Literal)):
         return Unsupported(shown(), _why_not_column_vs_literal(left, right))
+    left = cast(Term, left)
     if right.kind is LiteralKind.NULL:
         equal: Predicate = IsNull(left)
     else:
@@ -83,20 +92,20 @@ def null_safe_equal(
 def member(column: Operand, items: list[Operand], shown: Callable[[], str]) -> Predicate:
     """``column IN (items)``."""
     literals = [item for item in items if isinstance(item, Literal)]
-    if not isinstance(column, str | tuple) or len(literals) != len(items):
+    if not is_term(column) or len(literals) != len(items):
         return Unsupported(shown(), "IN needs a column and a list of literals")
-    return In(column, tuple(literals))
+    return In(cast(Term, column), tuple(literals))
 
 
-def is_nan(column: ColumnName) -> Predicate:
+def is_nan(column: Term) -> Predicate:
     """``isnan(x)`` is FALSE, not NULL, for a NULL x: built like ``<=>``."""
     nan = Literal(LiteralKind.FLOAT, float("nan"))
     return And((Comparison(column, Op.EQ, nan), IsNull(column, negated=True)))
 
 
 def _why_not_column_vs_literal(left: Operand, right: Operand) -> str:
-    if isinstance(left, str | tuple) and isinstance(right, str | tuple):
-        return "compares two columns"
+    if is_term(left) and is_term(right):
+        return "compares two columns (or expressions of columns)"
     if isinstance(left, Literal) and isinstance(right, Literal):
         return "compares two literals"
     return "one side is an expression, not a plain column or literal"
@@ -113,8 +122,8 @@ def connect(shape: Shape, parts: list[Predicate]) -> Predicate:
 def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predicate:
     """``column LIKE pattern`` with Spark's default escape (backslash): a wildcard-free
     text, optionally followed by ``%``, is a :class:`Like` leaf; anything else might match."""
-    if not isinstance(column, str | tuple):
-        return Unsupported(shown(), "LIKE needs a plain column")
+    if not is_term(column):
+        return Unsupported(shown(), "LIKE needs a column")
     if not isinstance(pattern, Literal) or pattern.kind is not LiteralKind.STRING:
         return Unsupported(shown(), "LIKE needs a string literal pattern")
     text, rest = [], str(pattern.value)
@@ -125,22 +134,22 @@ def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predica
             text.append(rest[i + 1])
             i += 2
         elif char == "%" and set(rest[i:]) == {"%"}:
-            return Like(column, "".join(text), prefix=True)
+            return Like(cast(Term, column), "".join(text), prefix=True)
         elif char in "_%\\":
             return Unsupported(shown(), "only a prefix pattern ('abc%') can be answered")
         else:
             text.append(char)
             i += 1
-    return Like(column, "".join(text), prefix=False)
+    return Like(cast(Term, column), "".join(text), prefix=False)
 
 
 def starts_with(column: Operand, prefix: Operand, shown: Callable[[], str]) -> Predicate:
     """``startswith(column, 'abc')``: the same leaf as ``column LIKE 'abc%'``."""
-    if not isinstance(column, str | tuple):
-        return Unsupported(shown(), "startswith needs a plain column")
+    if not is_term(column):
+        return Unsupported(shown(), "startswith needs a column")
     if not isinstance(prefix, Literal) or prefix.kind is not LiteralKind.STRING:
         return Unsupported(shown(), "startswith needs a string literal")
-    return Like(column, str(prefix.value), prefix=True)
+    return Like(cast(Term, column), str(prefix.value), prefix=True)
 
 
 _TRUTH_LIMIT = 64  # nodes: the three-valued expansion grows with depth

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 import pyarrow as pa
@@ -43,6 +43,7 @@ __all__ = [
     "BoundLeaf",
     "BoundPredicate",
     "BoundValue",
+    "Call",
     "ColumnName",
     "Comparison",
     "In",
@@ -54,6 +55,7 @@ __all__ = [
     "Op",
     "Or",
     "Predicate",
+    "Term",
     "Unsupported",
     "children_of",
     "render",
@@ -142,6 +144,46 @@ class Literal:
         return str(self.value)
 
 
+@dataclass(frozen=True)
+class Call:
+    """An expression of columns as a predicate writes it (``year(d)``,
+    ``left(s, 3)``, ``x + 1``, ``CAST(i AS BIGINT)``), in place of a column.
+
+    ``name`` says which rewrite rule may turn a comparison of it into a range on
+    its column (:mod:`skipindex.expressions.functions`): a calendar field
+    (``year``...), ``to_date``, ``cast``, ``date_trunc``, ``trunc``, ``substring``,
+    ``+``, ``-``, ``*``; ``""`` for any other. ``args`` are its operands
+    (columns, literals, calls; a cast's target type and a truncation's unit as
+    string literals). ``sql`` is its text, for explain(); ``tree`` its parsed
+    form (a sqlglot expression), from which binding derives the canonical text
+    an expression index on it is named by (:mod:`skipindex.expressions.calls`).
+    """
+
+    name: str
+    args: tuple[Term | Literal, ...]
+    sql: str
+    tree: object = field(default=None, compare=False, hash=False, repr=False)
+
+    def __str__(self) -> str:
+        return self.sql
+
+    def columns(self) -> list[ColumnName]:
+        """The columns it reads, outermost first."""
+        out: list[ColumnName] = []
+        stack: list[object] = [self]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, Call):
+                stack.extend(reversed(current.args))
+            elif isinstance(current, str | tuple):
+                out.append(current)
+        return out
+
+
+# A leaf's subject: a column, or an expression of columns.
+Term = ColumnName | Call
+
+
 # --------------------------------------------------------------------------- shared
 
 
@@ -182,7 +224,7 @@ class Unsupported:
 
 @dataclass(frozen=True)
 class Comparison:
-    column: ColumnName
+    column: Term
     op: Op
     literal: Literal
 
@@ -192,7 +234,7 @@ class Comparison:
 
 @dataclass(frozen=True)
 class In:
-    column: ColumnName
+    column: Term
     literals: tuple[Literal, ...]
     negated: bool = False
 
@@ -203,7 +245,7 @@ class In:
 
 @dataclass(frozen=True)
 class IsNull:
-    column: ColumnName
+    column: Term
     negated: bool = False
 
     def __str__(self) -> str:
@@ -215,7 +257,7 @@ class Like:
     """``column LIKE 'text%'`` (``prefix``) or ``column LIKE 'text'``, wildcard-free
     text: on a string column, a range (or an equality) any index can answer."""
 
-    column: ColumnName
+    column: Term
     text: str
     prefix: bool = True
     negated: bool = False
@@ -391,7 +433,9 @@ def format_micros(micros: int) -> str:
     return f"{format_days(days)} {hours:02d}:{minutes:02d}:{seconds:02d}{tail}"
 
 
-def _quote(name: ColumnName) -> str:
+def _quote(name: Term) -> str:
+    if isinstance(name, Call):
+        return name.sql
     if isinstance(name, tuple):
         return ".".join(_quote(part) for part in name)
     if name.replace("_", "a").isalnum() and not name[:1].isdigit():

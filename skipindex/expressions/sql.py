@@ -25,11 +25,13 @@ from sqlglot.errors import ParseError, TokenError
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions._deep_stack import on_deep_stack, shorten
+from skipindex.expressions.calls import call_of
 from skipindex.expressions.leaves import (
     Operand,
     compare,
     connect,
     is_nan,
+    is_term,
     like,
     member,
     null_safe_equal,
@@ -50,6 +52,7 @@ from skipindex.expressions.nodes import (
     Op,
     Or,
     Predicate,
+    Term,
     Unsupported,
 )
 from skipindex.expressions.sql_literals import (
@@ -247,14 +250,15 @@ def _in(node: exp.In) -> Predicate:
 
 def _between(node: exp.Between) -> Predicate:
     column, low, high = _operand(node.this), _operand(node.args["low"]), _operand(node.args["high"])
-    if not isinstance(column, str | tuple):
+    if not is_term(column):
         return _unsupported(node, "BETWEEN needs a column and two literals")
     if not (isinstance(low, Literal) and isinstance(high, Literal)):
         return _unsupported(node, "BETWEEN needs a column and two literals")
-    forward = And((Comparison(column, Op.GE, low), Comparison(column, Op.LE, high)))
+    subject = cast(Term, column)
+    forward = And((Comparison(subject, Op.GE, low), Comparison(subject, Op.LE, high)))
     if not node.args.get("symmetric"):
         return forward
-    backward = And((Comparison(column, Op.GE, high), Comparison(column, Op.LE, low)))
+    backward = And((Comparison(subject, Op.GE, high), Comparison(subject, Op.LE, low)))
     return Or((forward, backward))
 
 
@@ -263,11 +267,12 @@ def _is(node: exp.Is, text: str) -> Predicate:
     carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT.
     Over a boolean expression, three-valued logic decides (:func:`truth_test`)."""
     column, target = _operand(node.this), node.expression
-    if isinstance(column, str | tuple) and isinstance(target, exp.Null):
-        return IsNull(column)
-    if isinstance(column, str | tuple) and isinstance(target, exp.Boolean):
+    if is_term(column) and isinstance(target, exp.Null):
+        return IsNull(cast(Term, column))
+    if is_term(column) and isinstance(target, exp.Boolean):
+        subject = cast(Term, column)
         lit = Literal(LiteralKind.BOOLEAN, bool(target.this))
-        return And((Comparison(column, Op.EQ, lit), IsNull(column, negated=True)))
+        return And((Comparison(subject, Op.EQ, lit), IsNull(subject, negated=True)))
     if isinstance(target, exp.Null | exp.Boolean) and column is None:
         value = None if isinstance(target, exp.Null) else bool(target.this)
         return _truth_of(node.this, value, False, node, text)
@@ -292,23 +297,28 @@ def _null_or_nan_function(node: exp.Expression) -> Predicate:
     name = "isnan" if isinstance(node, exp.IsNan) else function_name(node)
     if column is None and len(args) == 1 and name != "isnan":
         return _truth_of(args[0], None, name == "isnotnull", node, node_sql(node))
-    if not isinstance(column, str | tuple):
-        return _unsupported(node, "the function's argument is not a plain column")
-    return is_nan(column) if name == "isnan" else IsNull(column, negated=name == "isnotnull")
+    if not is_term(column):
+        return _unsupported(node, "the function's argument is not a column")
+    subject = cast(Term, column)
+    return is_nan(subject) if name == "isnan" else IsNull(subject, negated=name == "isnotnull")
 
 
 # --------------------------------------------------------------------------- operands
 
 
 def _operand(node: exp.Expression) -> Operand:
-    """A column name, a literal, or None for anything else."""
+    """A column name, a literal, an expression of columns (a Call), or None for
+    anything else."""
     node = unparen(node)
     if isinstance(node, exp.Column):
         return _column(node)
     if isinstance(node, exp.Dot):
         return _dotted(node)
     _reject_parameters(node)
-    return sql_literal(node)
+    found = sql_literal(node)
+    if found is not None:
+        return found
+    return call_of(node, _operand)
 
 
 def _column(node: exp.Column) -> ColumnName | None:

@@ -30,6 +30,9 @@ __all__ = [
     "default_time_zone",
     "first_at_least",
     "instant_to_wall",
+    "instant_wall",
+    "wall_instant",
+    "wall_span",
     "session_zone",
     "wall_to_instant",
     "zone_named",
@@ -160,3 +163,45 @@ def first_at_least(monotone: Callable[[int], int], target: int, low: int, high: 
         else:
             low = middle + 1
     return low
+
+
+def wall_instant(wall: int, zone: tzinfo) -> int | None:
+    """:func:`wall_to_instant`, or None where the zone's rules are unknown."""
+    try:
+        return wall_to_instant(wall, zone)
+    except (OverflowError, ValueError):
+        return None
+
+
+def instant_wall(instant: int, zone: tzinfo) -> int | None:
+    """:func:`instant_to_wall`, or None where the zone's rules are unknown."""
+    try:
+        return instant_to_wall(instant, zone)
+    except (OverflowError, ValueError):
+        return None
+
+
+# Any instant whose wall clock is W lies within this much of W (offsets are
+# at most 18 hours); offsets are sampled this often around it.
+_REACH = 19 * 3600 * 10**6
+_SAMPLE = 1800 * 10**6
+
+
+def wall_span(wall: int, zone: tzinfo) -> tuple[int, int] | None:
+    """Instants ``(low, high)`` such that every instant whose wall clock in
+    ``zone`` is at least ``wall`` is at least ``low``, and every one whose wall
+    clock is below ``wall`` is below ``high``: the two ends of a range of wall
+    clock times as instants. Both are ``wall`` less the offset where the offset
+    is the same throughout the hours around it (the usual case: exact), else
+    they differ by the offset's change (a daylight-saving transition nearby).
+    None where the zone's rules are unknown (beyond Python's years 1..9999)."""
+    fixed = fixed_offset_micros(zone)
+    if fixed is not None:
+        return wall - fixed, wall - fixed
+    offsets = set()
+    for instant in range(wall - _REACH, wall + _REACH + 1, _SAMPLE):
+        found = instant_wall(instant, zone)
+        if found is None:
+            return None
+        offsets.add(found - instant)
+    return wall - max(offsets), wall - min(offsets)
