@@ -19,8 +19,9 @@ with that sub-tree's SQL, never an exception.
 from __future__ import annotations
 
 import enum
+import re
 from decimal import Decimal
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Protocol, cast
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions.casts import InvalidCastError, cast_value
@@ -29,6 +30,7 @@ from skipindex.expressions.leaves import (
     compare,
     connect,
     is_nan,
+    is_term,
     like,
     member,
     null_safe_equal,
@@ -45,9 +47,10 @@ from skipindex.expressions.nodes import (
     LiteralKind,
     Op,
     Predicate,
+    Term,
     Unsupported,
 )
-from skipindex.expressions.sql import parse_sql
+from skipindex.expressions.sql import expression_operand, parse_sql
 from skipindex.expressions.sql_literals import literal_from_sql, negate
 from skipindex.expressions.visitors import Shape, boolean_tree
 
@@ -65,6 +68,9 @@ _COMPARISONS = {
     ">=": Op.GE,
 }
 _ARITHMETIC = frozenset({"+", "-", "*", "/", "%", "div", "negative", "positive"})
+_INFIX = frozenset({"+", "-", "*", "/", "%"})
+_NAME = re.compile(r"[a-z_][a-z0-9_]*")  # a plain function name, nothing to quote
+_MAX_DEPTH = 16
 _TRUE = Literal(LiteralKind.BOOLEAN, True)
 
 
@@ -192,8 +198,9 @@ class Walker:
             return member(self._operand(args[0]), [self._operand(a) for a in args[1:]], shown)
         if name in ("isnull", "isnotnull", "isnan") and len(args) == 1:
             column = self._operand(args[0])
-            if isinstance(column, str | tuple):
-                return is_nan(column) if name == "isnan" else IsNull(column, name == "isnotnull")
+            if is_term(column):
+                subject = cast(Term, column)
+                return is_nan(subject) if name == "isnan" else IsNull(subject, name == "isnotnull")
             if column is None and name != "isnan":  # `(a > 0 & b > 1).isNull()`
                 try:
                     condition = self.convert(args[0])
@@ -229,8 +236,38 @@ class Walker:
             return literal_from_sql(tree.sql_text(node))
         if tree.function(node) == "negative" and len(args := tree.arguments(node)) == 1:
             inner = self._operand(args[0])
-            return negate(inner) if isinstance(inner, Literal) else None
-        return None
+            if isinstance(inner, Literal):
+                return negate(inner)
+        text = self._sql(node, _MAX_DEPTH)
+        return expression_operand(text) if text is not None else None
+
+    def _sql(self, node: Any, depth: int) -> str | None:
+        """Spark SQL text of a function of columns and literals, built from the
+        tree itself (``year(`d`)``, ``(`x` + 1)``), so that it means what the
+        Column means: the function Spark resolves by the same name. None for
+        anything else (a UDF, a lambda, a cast...)."""
+        tree = self.tree
+        node = tree.unalias(node)
+        kind = tree.kind(node)
+        if kind is NodeKind.ATTRIBUTE:
+            name = tree.attribute(node)
+            path = (name,) if isinstance(name, str) else name
+            return ".".join("`" + part.replace("`", "``") + "`" for part in path)
+        if kind is NodeKind.LITERAL:
+            lit = tree.literal(node)
+            return None if lit is None else str(lit)
+        name = tree.function(node)
+        if kind is not NodeKind.FUNCTION or depth <= 0:
+            return None
+        if not (name in _INFIX or _NAME.fullmatch(name)):
+            return None
+        args = [self._sql(arg, depth - 1) for arg in tree.arguments(node)]
+        texts = [a for a in args if a is not None]
+        if len(texts) != len(args):
+            return None
+        if name in _INFIX:
+            return f"({texts[0]} {name} {texts[1]})" if len(texts) == 2 else None
+        return f"{name}({', '.join(texts)})"
 
 
 class JvmTree:

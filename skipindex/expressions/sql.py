@@ -64,7 +64,7 @@ from skipindex.expressions.sql_literals import (
 )
 from skipindex.expressions.visitors import Shape, boolean_tree
 
-__all__ = ["parse_sql"]
+__all__ = ["expression_operand", "parse_sql"]
 
 
 _COMPARISONS: dict[type[exp.Expression], Op] = {
@@ -135,6 +135,16 @@ def _parse(text: str) -> Predicate:
             f"{type(root).__name__.upper()})"
         )
     return _convert(cast(exp.Expression, root), text)
+
+
+def expression_operand(text: str) -> Operand:
+    """One Spark SQL expression as an operand: a column, a literal, a Call, or
+    None (for the Column parser, which builds such text from a Column's tree)."""
+    try:
+        node = sqlglot.parse_one(text, read=SparkSQL)
+    except (ParseError, TokenError):
+        return None
+    return _operand(cast(exp.Expression, node))
 
 
 # --------------------------------------------------------------------------- tree walk

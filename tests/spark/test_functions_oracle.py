@@ -272,3 +272,22 @@ def _session(spark: Any, zone: str) -> Iterator[None]:
     finally:
         for key, value in previous.items():
             spark.conf.set(key, value)
+
+
+def test_a_column_with_functions_prunes_as_its_sql_does(spark, table):
+    from pyspark.sql import functions as F  # noqa: N812
+
+    columns = {
+        "year(d) = 1994": F.year("d") == 1994,
+        "year(d) = 2020 AND month(d) = 12": (F.year("d") == 2020) & (F.month(F.col("d")) == 12),
+        "left(s, 2) = 'ab'": F.left(F.col("s"), F.lit(2)) == "ab",
+        "i + 1 > 0": F.col("i") + 1 > 0,
+        "date_trunc('MONTH', ts) >= TIMESTAMP '2021-07-01 00:00:00'": (
+            F.date_trunc("MONTH", "ts") >= F.lit("2021-07-01 00:00:00").cast("timestamp")
+        ),
+    }
+    for sql, column in columns.items():
+        by_sql = si.prune(str(table), sql, time_zone="UTC")
+        by_column = si.prune(str(table), column, time_zone="UTC")
+        assert by_column.files == by_sql.files, (sql, by_column.bound)
+        assert by_column.kept < by_column.total, (sql, by_column.bound)
