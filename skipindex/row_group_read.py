@@ -31,11 +31,19 @@ import pyarrow.parquet as pq
 from pyroaring import BitMap
 
 from skipindex._footers import FooterLayout, footer_layout, stamp
+from skipindex._int96 import spark_int96
 from skipindex._read_costs import Costs, costs
-from skipindex.errors import TableChangedError
+from skipindex.errors import TableChangedError, UnsupportedTableError
 from skipindex.page_read import PagedFile
 from skipindex.result import PruneResult
-from skipindex.spark_view import SparkView, file_schema, is_flat, open_file, spark_columns
+from skipindex.spark_view import (
+    SparkView,
+    file_schema,
+    int96_columns,
+    is_flat,
+    open_file,
+    spark_columns,
+)
 from skipindex.store.location import TableLocation
 
 __all__ = [
@@ -320,6 +328,7 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
     # in one go, and few-valued strings kept as dictionaries until the take.
     parquet = open_file(split.path, metadata=meta, pre_buffer=True, read_dictionary=short)
     paged = PagedFile.open(split.path)
+    int96 = sorted(int96_columns(parquet) & set(read))
     rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
     per_group = _rows_per_group(meta, rows)
     try:
@@ -328,12 +337,29 @@ def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.
             if not len(wanted):
                 continue
             values = _group_values(parquet, paged, group, wanted, read, short)
+            for name in int96:  # pyarrow and Spark read wrapped INT96 values differently
+                values[name] = _int96_values(split.path, meta, group, wanted, name, values[name])
             table = pa.table([values[name] for name in read], names=read).cast(typed)
             columns = [_column(field, table, pick_of, constants, len(wanted)) for field in target]
             yield pa.RecordBatch.from_arrays(columns, schema=target)
     finally:
         if paged is not None:
             paged.close()
+
+
+def _int96_values(
+    path: str, meta: pq.FileMetaData, group: int, wanted: np.ndarray, name: str, micros: pa.Array
+) -> pa.Array:
+    """An INT96 column's values at ``wanted`` as Spark reads them: pyarrow reads
+    the timestamps Spark's writer wrapped (past year 287,000) as other times,
+    so they are told apart from a second reading in milliseconds (one more
+    read of this column's chunk; see :mod:`skipindex._int96`)."""
+    millis = open_file(path, metadata=meta, coerce_int96_timestamp_unit="ms")
+    again = millis.read_row_group(group, columns=[name], use_threads=False)
+    exact = spark_int96(micros, again.column(name).take(pa.array(wanted)).combine_chunks())
+    if isinstance(exact, str):
+        raise UnsupportedTableError(f"{path}: column '{name}': {exact}; read it with Spark")
+    return exact
 
 
 def _group_values(

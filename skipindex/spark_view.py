@@ -44,6 +44,7 @@ __all__ = [
     "julian_to_gregorian_days",
     "normalise_type",
     "read_columns",
+    "int96_columns",
     "spark_columns",
 ]
 
@@ -108,7 +109,7 @@ def open_file(source: Any, filesystem: Any = None, **options: Any) -> pq.Parquet
 def file_schema(parquet: pq.ParquetFile, int96: set[str] | None = None) -> pa.Schema:
     """The file's Arrow schema as Spark types it (INT96 as UTC micros, no dictionaries).
     ``int96``: the file's INT96 columns, if already known."""
-    int96 = _int96_columns(parquet) if int96 is None else int96
+    int96 = int96_columns(parquet) if int96 is None else int96
     fields = []
     for field in parquet.schema_arrow:
         arrow_type = normalise_type(field.type)
@@ -132,7 +133,7 @@ def read_columns(
     sets (see :func:`value_set`), a top-level string or binary column is read as
     one DictionaryArray (``reopen(read_dictionary=..., metadata=...)`` opens the
     file so): no string decoded per row."""
-    int96 = _int96_columns(parquet)
+    int96 = int96_columns(parquet)
     schema = file_schema(parquet, int96)
     num_rows = parquet.metadata.num_rows
     found: dict[ColumnPath, ColumnPath | str] = {}  # spelled as in the file; () if absent
@@ -221,7 +222,7 @@ def spark_columns(
     the file, read as NULLs), where pyarrow reads it exactly as Spark does (see
     :func:`reads_as`); else why not. Stricter than :func:`read_columns`: an exact
     spelling does not win over a second case-insensitive match (Spark refuses)."""
-    int96 = _int96_columns(parquet)
+    int96 = int96_columns(parquet)
     schema = file_schema(parquet, int96)
     rebase = Rebase(parquet, view, int96)
     picks: list[str | None] = []
@@ -326,7 +327,7 @@ def _as_table_type(array: pa.Array, table_type: pa.DataType, path: ColumnPath) -
     return cast_exactly(array, table_type, path)
 
 
-def _int96_columns(parquet: pq.ParquetFile) -> set[str]:
+def int96_columns(parquet: pq.ParquetFile) -> set[str]:
     """Top-level columns with an INT96 leaf (Spark writes INT96 only for timestamps)."""
     names = set()
     schema = parquet.metadata.schema

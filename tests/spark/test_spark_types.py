@@ -266,3 +266,26 @@ def test_mixed_physical_types_never_drop_a_matching_file(spark, tmp_path, family
     assert_never_drops(spark, root, wheres, readable=False)
     (root / "a.parquet").unlink()  # now b's type is the first file's
     assert_never_drops(spark, root, wheres)
+
+
+def test_read_by_row_groups_returns_wrapped_int96_timestamps_as_spark_does(
+    spark, tmp_path, used_row_groups
+):
+    """pyarrow reads INT96 values Spark's writer wrapped (Long.MaxValue micros) as
+    other times: read() by row groups must hand Spark the values Spark reads."""
+    last = "TIMESTAMP '294247-01-10 04:00:54.775807'"
+    frame = spark.range(0, 3000, 1, 1).selectExpr(
+        f"CASE WHEN id = 1500 THEN {last} WHEN id = 1501 THEN NULL "
+        "ELSE TIMESTAMP_SECONDS(id * 3600) END AS ts",
+        "CAST(id AS INT) AS k",
+    )
+    root = tmp_path / "t"
+    assert spark.conf.get("spark.sql.parquet.outputTimestampType") == "INT96"  # the default
+    frame.write.option("parquet.block.size", "8192").parquet(str(root))  # many row groups
+    si.build_index(str(root), [si.BitSlicedBitmap("k")], spark=spark)
+    micros = ("unix_micros(ts) AS us", "k")  # Python's datetime stops at year 9999
+    for where in ("k = 1500", "k BETWEEN 1499 AND 1501", "k = 7"):
+        got = si.read(spark, str(root), where).selectExpr(*micros).collect()
+        expected = spark.read.parquet(str(root)).where(where).selectExpr(*micros).collect()
+        assert sorted(map(repr, got)) == sorted(map(repr, expected)), where
+    assert used_row_groups, "read() did not take the row-group path"
