@@ -23,7 +23,7 @@ from queries import BLOOM, NUMERIC, STRINGS
 from report import markdown_table
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
 
 SPARK_WARMUP = 2  # rounds: JIT, Python workers
 # The kinds the performance issue measured (its 134.9 s build): all but range bitmaps.
@@ -281,7 +281,7 @@ def run(config: Config) -> Section:
 
 
 def _worker(cores: int, table: str) -> None:
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     spark = local_session(cores, app_name=f"bench-build-local{cores}")
     spark.sparkContext.setLogLevel("ERROR")

@@ -18,7 +18,7 @@ from runners import ensure_index
 from skipping import FILES, LAYOUTS, floor
 
 import skipindex as si
-from skipindex.runners import SparkRunner
+from skipindex.indexing.runners import SparkRunner
 
 FAST_WHEN_FLOOR_AT_MOST = 0.15  # target: >= 3x faster when the floor is at most 15% of files
 FAST_FACTOR = 3.0
@@ -40,7 +40,7 @@ def indexed_table(spark: Any, scale: float, order: str, files: int = FILES) -> P
 
 
 def run(config: Config) -> Section:
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     spark = local_session(2)
     spark.sparkContext.setLogLevel("ERROR")

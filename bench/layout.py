@@ -106,7 +106,7 @@ def _row(name: str, kept: list[int], total: int, seconds: float | None, base: fl
 
 
 def run(config: Config) -> Section:
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     table = data.lineitem(1, "shuffled", FILES)
     work = table.parent / "layout"

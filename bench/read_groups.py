@@ -26,7 +26,7 @@ from runners import ensure_index
 from skipping import floor
 
 import skipindex as si
-from skipindex.runners import SparkRunner
+from skipindex.indexing.runners import SparkRunner
 
 FILES = 10
 SELECTIVE = ("Q1 point", "Q4 range+eq", "Q7 or", "Q8 not")
@@ -45,7 +45,7 @@ def _write_all(frame: Any) -> None:
 
 
 def run(config: Config) -> Section:
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     scale, group_rows = _layout(config)
     spark = local_session(2)

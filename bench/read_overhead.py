@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown table(s): {', '.join(sorted(unknown))}")
 
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     spark = local_session(2)
     workloads: list[Callable[[], Workload]] = []

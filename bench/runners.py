@@ -1,6 +1,6 @@
 """Building indexes for the benchmarks without Spark, and reusing them between runs.
 
-``PoolRunner`` runs skipindex's own task code (``skipindex.indexer.index_bins``,
+``PoolRunner`` runs skipindex's own task code (``skipindex.indexing.indexer.index_bins``,
 what each Spark task runs) in a pool of worker processes: the same segments as a
 Spark build, without a JVM. ``ensure_index`` rebuilds only when the index on disk
 does not hold exactly the wanted definitions over every file.
@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
-from skipindex.indexer import IndexJob, SegmentWritten, index_bins
-from skipindex.spark_view import SparkView
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.indexing.indexer import IndexJob, SegmentWritten, index_bins
+from skipindex.spark.settings import SparkView
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import load_latest
 from skipindex.store.segments import BASE_FIELDS, read_segments, write_segment

@@ -5,7 +5,7 @@ files in one local[2] session (medians of alternating runs):
 
 * ``scan``: Spark reading the indexed columns to a ``noop`` sink (the floor);
 * ``skipindex``: ``build_index`` with min-max + Bloom on those columns (pyarrow
-  inside Spark tasks, Spark's rules modelled by ``skipindex.spark_view``);
+  inside Spark tasks, Spark's rules modelled by ``skipindex.spark.view``);
 * ``spark reader``: the other design's *lower bound*: ``mapInArrow`` over
   ``spark.read.parquet(...).select(cols, _metadata.file_path)`` computing only
   per-file min/max (no Bloom filters, no bitmaps), merged per file by a shuffle
@@ -111,7 +111,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=250_000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     spark = local_session(2)
     work = Path(tempfile.mkdtemp(prefix="spark-view-bench-"))

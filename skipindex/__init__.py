@@ -10,9 +10,9 @@ files can hold matching rows, without Spark::
 
 from __future__ import annotations
 
-from skipindex.build import BuildReport, build_index
-from skipindex.describe import Description, describe
-from skipindex.drop import drop_index
+from skipindex.admin.describe import Description, describe
+from skipindex.admin.drop import drop_index
+from skipindex.admin.repair import RepairReport, repair
 from skipindex.errors import (
     ConflictError,
     IndexCorruptError,
@@ -33,12 +33,12 @@ from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.range_bitmap import RangeBitmap
+from skipindex.indexing.build import BuildReport, build_index
+from skipindex.indexing.suggest import Suggestion, suggest_indexes
 from skipindex.layout.cluster import ClusterReport, cluster
-from skipindex.prune import PruneResult, prune
-from skipindex.read import read
-from skipindex.repair import RepairReport, repair
+from skipindex.pruning.prune import PruneResult, prune
+from skipindex.reading.read import read
 from skipindex.store.vacuum import vacuum
-from skipindex.suggest import Suggestion, suggest_indexes
 
 __version__ = "0.1.0"
 

@@ -13,9 +13,9 @@ from typing import Any
 
 from skipindex import __version__
 from skipindex.errors import InvalidSpecError, SkipIndexError
-from skipindex.evaluate import ROW_LEVELS
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
+from skipindex.pruning.evaluate import ROW_LEVELS
 
 __all__ = ["main", "parse_index_option"]
 
@@ -42,7 +42,7 @@ def parse_index_option(text: str) -> IndexSpec:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from skipindex.build import SparkRunner, build_with, check_specs
+    from skipindex.indexing.build import SparkRunner, build_with, check_specs
 
     specs = [parse_index_option(i) for i in args.index] or None
     check_specs(args.path, specs)  # before Spark starts (build_index would check after it)
@@ -52,7 +52,7 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _spark(cores: str) -> Any:
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     return local_session(cores)
 
@@ -62,7 +62,7 @@ def _emit(args: argparse.Namespace, document: Any, text: str) -> None:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from skipindex.prune import prune
+    from skipindex.pruning.prune import prune
 
     result = prune(
         args.path,
@@ -81,7 +81,7 @@ def _prune(args: argparse.Namespace) -> int:
 
 
 def _describe(args: argparse.Namespace) -> int:
-    from skipindex.describe import describe
+    from skipindex.admin.describe import describe
 
     description = describe(args.path)
     _emit(args, description.to_dict(), str(description))
@@ -89,7 +89,7 @@ def _describe(args: argparse.Namespace) -> int:
 
 
 def _drop(args: argparse.Namespace) -> int:
-    from skipindex.drop import drop_index
+    from skipindex.admin.drop import drop_index
 
     if not (args.column or args.kind or args.all):
         raise InvalidSpecError("say what to drop: --column, --kind, or --all for the whole index")
@@ -113,7 +113,7 @@ def _vacuum(args: argparse.Namespace) -> int:
 
 
 def _repair(args: argparse.Namespace) -> int:
-    from skipindex.repair import repair
+    from skipindex.admin.repair import repair
 
     # Spark starts only if files lost their entries and must be re-indexed.
     report = repair(args.path, rebuild=not args.no_rebuild)

@@ -90,7 +90,7 @@ def generate_lineitem(target: Path, scale: float, files: int) -> Path:
 
 def run_demo(directory: str, scale: float = 0.1, files: int = 24) -> None:
     import skipindex as si
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     started = time.perf_counter()
     print(f"1. generating TPC-H lineitem (scale {scale}) into {files} files under {directory}/")

@@ -15,7 +15,7 @@ import sys
 from typing import Any
 
 import skipindex as si
-from skipindex import build, indexer
+from skipindex.indexing import build, indexer
 from skipindex.store import manifest, segments, vacuum
 
 SPECS = [si.MinMax("id"), si.BitSlicedBitmap("id"), si.Bloom("id")]
@@ -60,7 +60,7 @@ def main() -> None:
     root, runner, crash = sys.argv[1:4]
     _arm(crash)
     if runner == "spark":
-        from skipindex._spark import local_session
+        from skipindex.spark.session import local_session
 
         spark = local_session(2)
         report = si.build_index(root, SPECS, spark=spark)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 
 import skipindex as si
-from skipindex._spark import local_session
+from skipindex.spark.session import local_session
 
 if __name__ == "__main__":
     spark = local_session(2)

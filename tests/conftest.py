@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,26 +26,38 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from skipindex._spark import local_session
+    from skipindex.spark.session import local_session
 
     session = local_session(cores=2)
     yield session
     session.stop()
 
 
+# What each folder of tests needs beyond Python (pytest -m unit: none of it).
+_FOLDER_MARKS = {"unit": "unit", "spark": "spark", "objectstore": "server", "lifecycle": "process"}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Anything that takes the spark fixture is a Spark test, marked or not.
     for item in items:
+        folder = item.path.parent.relative_to(Path(__file__).parent).parts[:1]
+        mark = _FOLDER_MARKS.get(folder[0]) if folder else None
+        if mark is not None:
+            item.add_marker(getattr(pytest.mark, mark))
+        # Anything that takes the spark fixture is a Spark test, wherever it is.
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    unit = [item for item in items if item.get_closest_marker("unit")]
+    for item in unit:
+        if any(item.get_closest_marker(m) for m in ("spark", "server", "process")):
+            raise pytest.UsageError(f"{item.nodeid}: a unit test needs no JVM, server or process")
 
 
 @pytest.fixture
 def used_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many files each read() handed its row-group data source (test tables
     are small: any row group skipped makes the row-group read worth it here)."""
-    import skipindex._row_group_source as source
-    import skipindex.row_group_read as planning
+    import skipindex.reading.row_groups as planning
+    from skipindex.reading import source
 
     monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
     monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)

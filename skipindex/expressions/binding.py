@@ -21,22 +21,20 @@ use rational arithmetic on the column's scaled integers: ``x > 2.5`` becomes
 from __future__ import annotations
 
 import difflib
-import math
 from dataclasses import replace
 from datetime import tzinfo
-from decimal import Decimal
-from fractions import Fraction
 from typing import Any, cast
 
 import pyarrow as pa
 from sqlglot import exp
 
-from skipindex._types import Domain, domain_of, sort_values, spark_type_name
+from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.column_paths import column_key, join_path, resolve_path, split_name
 from skipindex.errors import InvalidPredicateError, UnknownColumnError
+from skipindex.expressions.bound_leaves import compare_value, member_values
 from skipindex.expressions.calendar_merge import merge_calendar
 from skipindex.expressions.calls import expression_key, is_expression_field
-from skipindex.expressions.coercion import MightMatchError, Target, bounds, coerce
+from skipindex.expressions.coercion import MightMatchError, coerce
 from skipindex.expressions.functions import rewrite
 from skipindex.expressions.nodes import (
     AlwaysFalse,
@@ -48,7 +46,6 @@ from skipindex.expressions.nodes import (
     BoundIn,
     BoundIsNull,
     BoundPredicate,
-    BoundValue,
     Call,
     ColumnName,
     Comparison,
@@ -210,9 +207,9 @@ def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
         if isinstance(leaf, IsNull):
             return BoundIsNull(column, leaf.negated)
         if isinstance(leaf, Comparison):
-            return _compare(column, domain, leaf.op, coerce(column, domain, leaf.literal))
+            return compare_value(column, domain, leaf.op, coerce(column, domain, leaf.literal))
         targets = [coerce(column, domain, lit) for lit in leaf.literals if lit.kind is not _K.NULL]
-        return _member(column, domain, targets, leaf.negated)
+        return member_values(column, domain, targets, leaf.negated)
     except MightMatchError as reason:
         return Unsupported(str(leaf), str(reason))
 
@@ -271,12 +268,12 @@ def _like(leaf: Like, resolver: _Resolver) -> AnyPredicate:
         return Unsupported(str(leaf), "LIKE is answered on string columns only")
     op_low, op_high = (Op.LT, Op.GE) if leaf.negated else (Op.GE, Op.LT)
     if not leaf.prefix:
-        return _compare(column, Domain.STRING, Op.NE if leaf.negated else Op.EQ, leaf.text)
-    low = _compare(column, Domain.STRING, op_low, leaf.text)
+        return compare_value(column, Domain.STRING, Op.NE if leaf.negated else Op.EQ, leaf.text)
+    low = compare_value(column, Domain.STRING, op_low, leaf.text)
     after = _successor(leaf.text)
     if after is None:  # nothing sorts after every string with this prefix
         return low
-    high = _compare(column, Domain.STRING, op_high, after)
+    high = compare_value(column, Domain.STRING, op_high, after)
     return join(Or if leaf.negated else And, [low, high])
 
 
@@ -290,115 +287,3 @@ def _successor(text: str) -> str | None:
             return "".join(chars)
         chars.pop()
     return None
-
-
-def _compare(column: BoundColumn, domain: Domain, op: Op, target: Target) -> AnyPredicate:
-    if isinstance(target, Fraction):
-        return _ordered(column, domain, op, target)
-    if isinstance(target, float):
-        return _floating(column, op, target)
-    if op is Op.LT and not target:  # nothing sorts below '' (or b'')
-        return AlwaysFalse()
-    if op is Op.GE and not target:
-        return BoundIsNull(column, negated=True)
-    return BoundComparison(column, op, target)
-
-
-def _ordered(column: BoundColumn, domain: Domain, op: Op, ticks: Fraction) -> AnyPredicate:
-    """``column op ticks`` over a column of integers in [lo, hi]: round, then clamp."""
-    lo, hi = bounds(column.type, domain)
-    if domain is Domain.BOOLEAN:  # two values: say which one matches
-        matching = [v for v in (0, 1) if _holds(Fraction(v), op, ticks)]
-        if len(matching) != 1:
-            return BoundIsNull(column, negated=True) if matching else AlwaysFalse()
-        return BoundComparison(column, Op.EQ, bool(matching[0]))
-    if ticks.denominator != 1:  # no column value equals it; ranges round inwards
-        if op in (Op.EQ, Op.NE):
-            return AlwaysFalse() if op is Op.EQ else BoundIsNull(column, negated=True)
-        if op in (Op.GT, Op.GE):
-            op, value = Op.GE, math.ceil(ticks)
-        else:
-            op, value = Op.LE, math.floor(ticks)
-    else:
-        value = int(ticks)
-    everything = BoundIsNull(column, negated=True)
-    if op in (Op.EQ, Op.NE) and not lo <= value <= hi:
-        return AlwaysFalse() if op is Op.EQ else everything
-    if op in (Op.GT, Op.GE):
-        if value > hi or (op is Op.GT and value == hi):
-            return AlwaysFalse()
-        if value < lo or (op is Op.GE and value == lo):
-            return everything
-    if op in (Op.LT, Op.LE):
-        if value < lo or (op is Op.LT and value == lo):
-            return AlwaysFalse()
-        if value > hi or (op is Op.LE and value == hi):
-            return everything
-    return BoundComparison(column, op, _value(column.type, domain, value))
-
-
-def _normal_float(value: float) -> float:
-    """-0.0 -> 0.0 and every NaN -> one NaN object (so that sets merge them)."""
-    return math.nan if math.isnan(value) else 0.0 if value == 0 else value
-
-
-def _floating(column: BoundColumn, op: Op, value: float) -> AnyPredicate:
-    """Spark's float order: -inf < ... < +inf < NaN, and NaN = NaN."""
-    value = _normal_float(value)
-    if math.isnan(value):
-        reduced: dict[Op, AnyPredicate] = {
-            Op.GT: AlwaysFalse(),
-            Op.LE: BoundIsNull(column, negated=True),
-            Op.GE: BoundComparison(column, Op.EQ, math.nan),
-            Op.LT: BoundComparison(column, Op.NE, math.nan),
-        }
-        return reduced.get(op, BoundComparison(column, op, math.nan))
-    if value == -math.inf and op in (Op.LT, Op.GE):
-        return AlwaysFalse() if op is Op.LT else BoundIsNull(column, negated=True)
-    return BoundComparison(column, op, value)
-
-
-def _member(
-    column: BoundColumn, domain: Domain, targets: list[Target], negated: bool
-) -> AnyPredicate:
-    """``column [NOT] IN targets``: values no row can hold are dropped, duplicates merged."""
-    kept: list[Target] = []  # in the same form as targets: ticks, doubles, str, bytes
-    if domain in _ORDERED:
-        lo, hi = bounds(column.type, domain)
-        ticks = {int(t) for t in targets if isinstance(t, Fraction) and t.denominator == 1}
-        kept = [Fraction(t) for t in sorted(ticks) if lo <= t <= hi]
-    else:
-        nan_seen = any(isinstance(t, float) and math.isnan(t) for t in targets)
-        distinct = {_normal_float(t) if isinstance(t, float) else t for t in targets}
-        distinct = {t for t in distinct if not (isinstance(t, float) and math.isnan(t))}
-        kept = sort_values(list(distinct)) + ([math.nan] if nan_seen else [])
-    everything = BoundIsNull(column, negated=True)
-    if not kept:
-        return everything if negated else AlwaysFalse()
-    if domain is Domain.BOOLEAN and len(kept) == 2:
-        return AlwaysFalse() if negated else everything
-    if len(kept) == 1:
-        return _compare(column, domain, Op.NE if negated else Op.EQ, kept[0])
-    values: tuple[BoundValue, ...] = tuple(
-        _value(column.type, domain, int(t)) if isinstance(t, Fraction) else t for t in kept
-    )
-    return BoundIn(column, values, negated)
-
-
-def _holds(left: Fraction, op: Op, right: Fraction) -> bool:
-    return {
-        Op.EQ: left == right,
-        Op.NE: left != right,
-        Op.LT: left < right,
-        Op.LE: left <= right,
-        Op.GT: left > right,
-        Op.GE: left >= right,
-    }[op]
-
-
-def _value(arrow_type: pa.DataType, domain: Domain, ticks: int) -> BoundValue:
-    if domain is Domain.DECIMAL:
-        return Decimal(f"{ticks}E{-arrow_type.scale}")  # exact: at the column's scale
-    if domain is Domain.BOOLEAN:
-        return bool(ticks)
-    return ticks

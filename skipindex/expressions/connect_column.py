@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from skipindex.column_paths import split_name
 from skipindex.errors import InvalidPredicateError
-from skipindex.expressions.column import NodeKind, python_literal
+from skipindex.expressions.column_walk import NodeKind, python_literal
 from skipindex.expressions.nodes import ColumnName, Literal, LiteralKind
 
 __all__ = ["ConnectTree"]
@@ -26,7 +26,7 @@ _TEMPORAL = {
 
 
 class ConnectTree:
-    """:class:`~skipindex.expressions.column.ExpressionTree` over Connect expressions."""
+    """:class:`~skipindex.expressions.column_walk.ExpressionTree` over Connect expressions."""
 
     _KINDS: ClassVar[dict[str, NodeKind]] = {
         "UnresolvedFunction": NodeKind.FUNCTION,

@@ -16,7 +16,6 @@ a large stack (see :func:`~skipindex.expressions._deep_stack.on_deep_stack`).
 
 from __future__ import annotations
 
-import re
 from typing import cast
 
 import sqlglot
@@ -55,6 +54,7 @@ from skipindex.expressions.nodes import (
     Term,
     Unsupported,
 )
+from skipindex.expressions.sql_errors import plain, readable
 from skipindex.expressions.sql_literals import (
     SparkSQL,
     function_name,
@@ -115,13 +115,13 @@ def _parse(text: str) -> Predicate:
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
         where = f" (line {first.get('line')}, column {first.get('col')})" if first else ""
-        detail = _readable(first.get("description") or _plain(str(exc)))
+        detail = readable(first.get("description") or plain(str(exc)))
         raise InvalidPredicateError(
             f"cannot parse predicate {shorten(text)}: {detail}{where}"
         ) from None
     except TokenError as exc:
         raise InvalidPredicateError(
-            f"cannot parse predicate {shorten(text)}: {_plain(str(exc))}"
+            f"cannot parse predicate {shorten(text)}: {plain(str(exc))}"
         ) from None
     if len(statements) != 1:
         raise InvalidPredicateError(
@@ -380,23 +380,3 @@ def _describe(node: exp.Expression) -> str:
 
 def _unsupported(node: exp.Expression, reason: str) -> Unsupported:
     return Unsupported(sql=node_sql(node), reason=reason)
-
-
-_MISSING = re.compile(r"Required keyword: '(\w+)' missing for <class '[\w.]*?(\w+)'>")
-_SIDES = {"this": "left-hand side", "expression": "right-hand side"}
-_OPERATORS = {"EQ": "=", "NEQ": "!=", "LT": "<", "LTE": "<=", "GT": ">", "GTE": ">=",
-              "And": "AND", "Or": "OR", "Not": "NOT", "Like": "LIKE", "Is": "IS"}  # fmt: skip
-
-
-def _readable(detail: str) -> str:
-    """sqlglot's 'Required keyword ... missing for <class ...EQ>' in SQL terms."""
-    match = _MISSING.search(detail)
-    if match is None:
-        return detail
-    side = _SIDES.get(match.group(1), f"its {match.group(1)}")
-    operator = _OPERATORS.get(match.group(2), match.group(2).upper())
-    return f"'{operator}' is missing its {side}"
-
-
-def _plain(message: str) -> str:
-    return re.sub(r"\x1b\[[0-9;]*m", "", message).strip()

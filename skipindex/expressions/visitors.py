@@ -8,7 +8,7 @@ explicit stack and a stack of values, so a predicate nested 1,000 levels deep,
 or an AND of 10,000 conditions, never touches Python's recursion limit.
 
 The one walk that is not a fold is the row-level evaluation in
-:mod:`skipindex.evaluate`: it narrows the candidate files on the way *down* an
+:mod:`skipindex.pruning.evaluate`: it narrows the candidate files on the way *down* an
 AND (and stops as soon as none is left), which a post-order fold cannot express.
 """
 

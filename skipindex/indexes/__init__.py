@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import pyarrow as pa
 
@@ -15,10 +15,20 @@ from skipindex.indexes.equality_bitmap import EqualityBitmapKind
 from skipindex.indexes.minmax import MinMaxKind
 from skipindex.indexes.range_bitmap import RangeBitmapKind
 
-if TYPE_CHECKING:
-    from skipindex.store.manifest import IndexDef
+__all__ = ["KINDS", "Definition", "IndexKind", "IndexSpec", "kind_for"]
 
-__all__ = ["KINDS", "IndexKind", "IndexSpec", "kind_for"]
+
+class Definition(Protocol):
+    """An index definition as the manifest records it (``store.manifest.IndexDef``)."""
+
+    @property
+    def column(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def params(self) -> dict[str, Any]: ...
 
 KINDS: dict[str, type[IndexKind]] = {
     kind.kind: kind
@@ -32,7 +42,7 @@ KINDS: dict[str, type[IndexKind]] = {
 }
 
 
-def kind_for(definition: IndexDef, schema: pa.Schema) -> IndexKind:
+def kind_for(definition: Definition, schema: pa.Schema) -> IndexKind:
     """Instantiate the kind of ``definition`` for its column's type in ``schema``."""
     kind = KINDS.get(definition.kind)
     if kind is None:

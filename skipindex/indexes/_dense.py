@@ -9,7 +9,7 @@ bitmap arithmetic, was most of a warm prune.
 Stored Roaring bitmaps are decoded straight into words from their portable
 serialization (bitset containers are the words themselves), once per batch and
 only while the cache's byte budget allows; beyond it prune keeps using the
-per-file Roaring path (:mod:`skipindex.evaluate`), which needs no such arrays.
+per-file Roaring path (:mod:`skipindex.pruning.evaluate`), which needs no such arrays.
 """
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ class DenseColumns:
 
     :meth:`sampled` gives the same arrays at a subset of word columns (views, no
     copy): the row-level pass on a sample of every file's rows, which finds
-    cheaply the files that certainly hold a match (see :mod:`skipindex.evaluate`).
+    cheaply the files that certainly hold a match (see :mod:`skipindex.pruning.evaluate`).
     Every operation on words is word by word, so an answer computed on sampled
     words is exactly the full answer at those words."""
 

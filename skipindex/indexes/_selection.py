@@ -5,7 +5,7 @@ a few numpy passes (:mod:`skipindex.indexes._code_search`). That decides many
 files without touching a bitmap: a file whose ranges are empty has no matching
 row; one whose ranges cover every code matches on all its non-null rows. Only
 the rest need their bitmaps. The share of codes selected also estimates how
-many rows match (see :func:`skipindex.evaluate.evaluate`).
+many rows match (see :func:`skipindex.pruning.evaluate.evaluate`).
 
 ``!=``, NOT IN and long IN lists have no :class:`Selection`; the kinds answer
 them file by file with :func:`~skipindex.indexes._bitmap_query.select_ranges`.

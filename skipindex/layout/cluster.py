@@ -26,7 +26,10 @@ import pyarrow.fs as pafs
 from skipindex.errors import InvalidSpecError, UnsupportedTableError, VerificationError
 from skipindex.layout import commit, job
 from skipindex.layout.keys import KeyModel, fit, packing
-from skipindex.layout.plan import (
+from skipindex.layout.recover import recover, resolve_by
+from skipindex.spark.partitions import partition_names
+from skipindex.spark.view import open_file
+from skipindex.store.cluster_plan import (
     PENDING,
     ClusterPlan,
     bin_pack,
@@ -35,9 +38,6 @@ from skipindex.layout.plan import (
     new_plan_id,
     save_plan,
 )
-from skipindex.layout.recover import recover, resolve_by
-from skipindex.partitions import partition_names
-from skipindex.spark_view import open_file
 from skipindex.store.location import DataFile, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.vacuum import in_flight
 
@@ -124,7 +124,7 @@ def cluster(
     if dry_run or not plan.groups:
         return ClusterReport(plan, 0, 0, time.perf_counter() - started, recovered)
     if spark is None:
-        from skipindex._spark import active_or_local_session
+        from skipindex.spark.session import active_or_local_session
 
         spark = active_or_local_session()
     with in_flight(location, plan.plan_id):
@@ -183,7 +183,7 @@ def _plan(
     busy = {f for p in load_plans(location) if p.state in PENDING for f in p.rewritten}
     selected = [f for f in files if f.path not in busy]  # a live plan holds these
     if where is not None:
-        from skipindex.prune import prune
+        from skipindex.pruning.prune import prune
 
         text, zone, case_sensitive = where
         result = prune(
@@ -222,7 +222,7 @@ def _selection(where: str | None, spark: Any) -> tuple[str, str | None, bool | N
         return None
     if spark is None:
         return where, None, None
-    from skipindex.spark_view import SparkView
+    from skipindex.spark.settings import SparkView
 
     view = SparkView.of_session(spark)
     return where, view.time_zone, view.case_sensitive
@@ -328,7 +328,7 @@ def _arrange(target: TableLocation, plan: ClusterPlan, staged: str) -> ClusterPl
 def _table_schema(spark: Any, location: TableLocation) -> Any:
     """The whole table's Spark schema, partition columns typed over every folder."""
     if location.is_delta:
-        from skipindex.read import delta_spark_schema
+        from skipindex.reading.read import delta_spark_schema
 
         return delta_spark_schema(location)
     return spark.read.option("basePath", location.user_root).parquet(location.user_root).schema
@@ -361,8 +361,8 @@ def _index(
 ) -> str:
     """Index the result with ``indexes``, else min-max on the ``by`` columns that
     are not partition columns; an existing index is refreshed either way."""
-    from skipindex.build import build_index
     from skipindex.indexes.minmax import MinMax
+    from skipindex.indexing.build import build_index
     from skipindex.store.manifest import load_latest
 
     partitions = _partition_keys(plan)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._spark import job_description, read_parquet_paths, worker_errors
 from skipindex.layout.keys import FILE, GROUP, HELPER_COLUMNS, KEY, PATH, SLOT, KeyModel
+from skipindex.spark.session import job_description, read_parquet_paths, worker_errors
 
 __all__ = [
     "Fingerprint",

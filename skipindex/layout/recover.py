@@ -10,8 +10,8 @@ from skipindex._types import spark_type_name
 from skipindex.column_paths import resolve_path, split_name
 from skipindex.errors import UnknownColumnError, UnsupportedTypeError
 from skipindex.layout import commit
-from skipindex.layout.plan import PENDING, load_plans
-from skipindex.partitions import partition_names
+from skipindex.spark.partitions import partition_names
+from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.schema import table_schema
 from skipindex.store.vacuum import running_builds

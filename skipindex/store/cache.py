@@ -8,8 +8,8 @@ different columns, so no bytes are counted twice: :data:`segment_cache` the
 files' identity columns every prune reads, :data:`batch_cache` the index
 payloads, once, with what was decoded from them. Each cache is bounded in bytes
 (``SKIPINDEX_CACHE_BYTES``, default 1 GiB; ``0`` turns them off).
-:data:`footer_cache` keeps the data files' footers as ``read()`` plans from
-them, within a sixteenth of that budget.
+:mod:`skipindex.reading.footers` keeps the data files' footers, as ``read()``
+plans from them, in one more such cache, within a sixteenth of that budget.
 
 Plain LRU thrashes when one prune needs more than the budget: each entry it
 adds evicts one it is about to need again, so every warm prune misses on every
@@ -24,14 +24,11 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Collection
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import pyarrow as pa
 
-if TYPE_CHECKING:
-    from skipindex._footers import FooterLayout
-
-__all__ = ["ColumnCache", "batch_cache", "footer_cache", "segment_cache"]
+__all__ = ["LIMIT", "ColumnCache", "batch_cache", "segment_cache"]
 
 
 class _Sized(Protocol):
@@ -98,9 +95,7 @@ class ColumnCache(Generic[V]):
             self._bytes = 0
 
 
-_LIMIT = int(os.environ.get("SKIPINDEX_CACHE_BYTES", DEFAULT_BYTES))
-segment_cache: ColumnCache[pa.ChunkedArray] = ColumnCache(_LIMIT)
+LIMIT = int(os.environ.get("SKIPINDEX_CACHE_BYTES", DEFAULT_BYTES))
+segment_cache: ColumnCache[pa.ChunkedArray] = ColumnCache(LIMIT)
 # Prune's FileBatch per (table, segments, index column): payloads plus decoded bitmaps.
-batch_cache: ColumnCache[Any] = ColumnCache(_LIMIT)
-# Data files' footers as read planning needs them (skipindex._footers): small.
-footer_cache: ColumnCache[FooterLayout] = ColumnCache(_LIMIT // 16)
+batch_cache: ColumnCache[Any] = ColumnCache(LIMIT)

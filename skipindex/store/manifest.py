@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from skipindex.errors import ConflictError, IndexCorruptError, IndexFormatVersionError
-from skipindex.spark_view import SparkView
+from skipindex.spark.settings import SparkView
 from skipindex.store.location import TableLocation
 
 __all__ = ["FORMAT_VERSION", "IndexDef", "Manifest", "SegmentRef", "commit", "load_latest"]

@@ -4,7 +4,7 @@ Spark reads one footer to infer a Parquet table's schema; so do we (typed as
 Spark types it: INT96 as zoned microseconds, any timestamp as microseconds,
 dictionaries as their values), then keep the schema across builds (columns get
 added; a type is only widened, by the build, when a file's values need it: see
-:mod:`skipindex._widening`), and look further only for a requested column that
+:mod:`skipindex.spark.widening`), and look further only for a requested column that
 the first file lacks. The first file's own types are what Spark reads every
 file in without ``mergeSchema``; the build checks integer columns against them.
 
@@ -20,9 +20,9 @@ from collections.abc import Sequence
 
 import pyarrow as pa
 
-from skipindex._widening import spark_type
 from skipindex.column_paths import split_name
-from skipindex.spark_view import file_schema, open_file
+from skipindex.spark.view import file_schema, open_file
+from skipindex.spark.widening import spark_type
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import Manifest
 

@@ -156,7 +156,7 @@ def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) ->
     or its index dropped) has nothing to vacuum: the result is empty and its
     ``note`` says so.
     """
-    from skipindex.layout.commit import clean_replaced
+    from skipindex.store.swaps import clean_replaced
 
     location = locate(path, storage_options)
     location.list_data_files()  # a path that is not a table is an error, not a no-op

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.store.location import locate
 from skipindex.store.manifest import load_latest, manifest_versions
 from tests._support import full_run

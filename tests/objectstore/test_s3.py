@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
 from skipindex.errors import ConflictError
+from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.store import manifest as manifests
 from skipindex.store.location import locate
 

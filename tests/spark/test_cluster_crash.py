@@ -19,7 +19,7 @@ import pytest
 import skipindex as si
 from skipindex.layout import cluster as cluster_module
 from skipindex.layout import commit
-from skipindex.layout.plan import load_plans
+from skipindex.store.cluster_plan import load_plans
 from skipindex.store.location import locate
 from tests._support import exact_rows
 

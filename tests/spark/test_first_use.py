@@ -91,7 +91,7 @@ def test_progress_lines_while_a_job_runs(spark):
     import io
     import time as clock
 
-    from skipindex.progress import spark_progress
+    from skipindex.spark.progress import spark_progress
 
     def slow(batches):
         for batch in batches:

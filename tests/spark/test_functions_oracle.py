@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
 from tests._support import examples
 
 pytestmark = pytest.mark.spark

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.page_read import PagedFile
+from skipindex.reading.pages import PagedFile
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,7 @@ import pytest
 from deltalake import write_deltalake
 
 import skipindex as si
-from skipindex._folder_read import schema_cache
+from skipindex.reading.folder import schema_cache
 from tests._support import exact_rows
 
 EVERY_FILE = "id >= 0"

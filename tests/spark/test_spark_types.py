@@ -25,9 +25,9 @@ import pytest
 
 import skipindex as si
 from skipindex._types import domain_of
-from skipindex.build import build_with
 from skipindex.indexes import KINDS as KIND_CLASSES
-from skipindex.runners import InProcessRunner
+from skipindex.indexing.build import build_with
+from skipindex.indexing.runners import InProcessRunner
 
 pytestmark = pytest.mark.spark
 

@@ -248,7 +248,7 @@ def test_partition_values_follow_spark(spark, tmp_path):
 
 
 def test_read_types_partitions_over_the_whole_table_without_a_recorded_schema(spark, tmp_path):
-    from skipindex.build import InProcessRunner, build_with
+    from skipindex.indexing.build import InProcessRunner, build_with
 
     root = tmp_path / "t"
     for value, v in (("9", 1), ("10", 2), ("abc", 3)):
@@ -383,8 +383,8 @@ def test_strings_read_as_dictionaries_hold_what_spark_reads(spark, tmp_path, mon
     indexed only by kinds that take dictionaries, they are read as dictionaries,
     and prune keeps every file Spark matches in sessions outside UTC. Equality
     bitmaps are exact, so for their predicates exactly Spark's files are kept."""
-    from skipindex import indexer
-    from skipindex.build import InProcessRunner, build_with
+    from skipindex.indexing import indexer
+    from skipindex.indexing.build import InProcessRunner, build_with
 
     root = tmp_path / "t"
     text = "CASE WHEN id % 7 = 0 THEN NULL WHEN id % 5 = 0 THEN concat('b', char(0)) "
@@ -546,7 +546,7 @@ def test_prune_never_drops_what_spark_matches_property(spark, files, predicates,
 
     from pyspark.errors import PySparkException
 
-    from skipindex.build import InProcessRunner, build_with
+    from skipindex.indexing.build import InProcessRunner, build_with
 
     root = Path(tempfile.mkdtemp(prefix="spark-view-")) / "t"
     try:

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
 from skipindex.cli import main, parse_index_option
+from skipindex.indexing.build import InProcessRunner, build_with
 
 
 @pytest.fixture
@@ -163,13 +163,13 @@ def test_version_and_a_closed_pipe(table: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_a_bad_spec_fails_before_spark_starts(table: Path, monkeypatch: pytest.MonkeyPatch):
-    import skipindex._spark
+    import skipindex.spark.session
 
     def no_spark(*_args: object) -> None:
         raise AssertionError("Spark was started for a build that cannot succeed")
 
-    monkeypatch.setattr(skipindex._spark, "local_session", no_spark)
-    monkeypatch.setattr(skipindex._spark, "active_or_local_session", no_spark)
+    monkeypatch.setattr(skipindex.spark.session, "local_session", no_spark)
+    monkeypatch.setattr(skipindex.spark.session, "active_or_local_session", no_spark)
     with pytest.raises(si.UnknownColumnError, match="unknown column 'nope'"):
         si.build_index(str(table), [si.MinMax("nope")])
     assert main(["build", str(table), "--index", "bloom:nope"]) == 2

@@ -18,8 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
 from skipindex.cli import main
+from skipindex.indexing.build import InProcessRunner, build_with
 
 Capture = pytest.CaptureFixture[str]
 

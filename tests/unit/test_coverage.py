@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
-from skipindex.coverage import covered_files
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning.coverage import covered_files
 from skipindex.store.listing import DataFile, Listing
 
 

@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex._folder_read import _key, folder_frame, schema_cache
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.reading.folder import _key, folder_frame, schema_cache
 from skipindex.store.location import locate
 
 EVERY_FILE = "id >= 0"

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skipindex import _thrift as thrift
-from skipindex import page_read
-from skipindex.page_read import PagedFile
-from skipindex.spark_view import open_file
+from skipindex.reading import pages as page_read
+from skipindex.reading import thrift
+from skipindex.reading.pages import PagedFile
+from skipindex.spark.view import open_file
 from tests._support import SCHEMA, column_values, examples
 
 WRITERS = st.fixed_dictionaries(

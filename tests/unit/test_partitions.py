@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
-from skipindex.partitions import HIVE_NULL, partition_columns, unescape
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.spark.partitions import HIVE_NULL, partition_columns, unescape
 
 UTC = ZoneInfo("UTC")
 

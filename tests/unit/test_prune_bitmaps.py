@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from skipindex import evaluate
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning import evaluate
 from tests._support import (
     duckdb_matching_row_groups,
     examples,
@@ -45,7 +45,7 @@ def _run(
     and row groups (3 rows each) are checked on the way: every matching row is
     among a kept file's rows and its row group among its row groups, and exactly
     those with ``exact_rows``. ``dense=False`` combines row sets file by file
-    only, so both walks answer (skipindex.evaluate.DENSE_WALK)."""
+    only, so both walks answer (skipindex.pruning.evaluate.DENSE_WALK)."""
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing.build import InProcessRunner, build_with
 from tests._support import (
     duckdb_matching_files,
     examples,

@@ -1,5 +1,5 @@
 """Pricing reads by row groups for many files at once (``_read_costs``), against
-the one-chunk model of :func:`skipindex.page_read.expected_bytes` walked file
+the one-chunk model of :func:`skipindex.reading.pages.expected_bytes` walked file
 by file, and the footer arrays it prices from, cached per file version."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skipindex import _footers, page_read
-from skipindex._footers import FooterLayout, footer_layout
-from skipindex._read_costs import costs
+from skipindex.reading import footers as _footers
+from skipindex.reading import pages as page_read
+from skipindex.reading.costs import costs
+from skipindex.reading.footers import FooterLayout, footer_layout
 from tests._support import examples
 
 

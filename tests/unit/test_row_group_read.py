@@ -15,11 +15,12 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import skipindex as si
-from skipindex import row_group_read as planning
-from skipindex.build import build_with
-from skipindex.row_group_read import Split, plan_splits, read_split, worth_it
-from skipindex.runners import InProcessRunner
-from skipindex.spark_view import SparkView
+from skipindex.indexing.build import build_with
+from skipindex.indexing.runners import InProcessRunner
+from skipindex.reading import row_groups as planning
+from skipindex.reading.row_groups import Split, plan_splits, worth_it
+from skipindex.reading.split import read_split
+from skipindex.spark.settings import SparkView
 from skipindex.store.location import locate
 from tests._support import SCHEMA, column_values, examples
 

@@ -17,13 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
-from skipindex.evaluate import IndexColumn, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import And, BoundColumn, BoundComparison, Op, Or, Unsupported
 from skipindex.indexes.base import FileBatch
 from skipindex.indexes.minmax import MinMaxKind
-from skipindex.spark_view import julian_to_gregorian_days
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning.evaluate import IndexColumn, evaluate
+from skipindex.spark.view import julian_to_gregorian_days
 from skipindex.store import vacuum
 from skipindex.store.location import locate
 

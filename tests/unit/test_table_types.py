@@ -23,9 +23,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import skipindex as si
-import skipindex.build as build_module
-from skipindex._int96 import spark_int96
-from skipindex._widening import (
+import skipindex.indexing.build as build_module
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.spark.int96 import spark_int96
+from skipindex.spark.widening import (
     OPEN_DECIMAL,
     binding_schema,
     cast_exactly,
@@ -35,7 +36,6 @@ from skipindex._widening import (
     types_to_text,
     with_type_at,
 )
-from skipindex.build import InProcessRunner, build_with
 from skipindex.store import schema as schema_module
 from skipindex.store.location import locate
 from skipindex.store.manifest import load_latest

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.indexes import KINDS
-from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
+from skipindex.spark.settings import SparkView
+from skipindex.spark.view import open_file, read_columns, rows_of, value_set
 from tests._support import examples
 
 ENCODINGS = {

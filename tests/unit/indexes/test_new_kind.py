@@ -22,11 +22,11 @@ import pytest
 
 import skipindex as si
 from skipindex._types import Domain
-from skipindex.build import InProcessRunner, build_with
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundLeaf, Op
 from skipindex.indexes import KINDS
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
+from skipindex.indexing.build import InProcessRunner, build_with
 
 # ---------------------------------------------------------------- the whole module
 

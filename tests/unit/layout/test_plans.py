@@ -13,8 +13,8 @@ import pytest
 import skipindex as si
 from skipindex.cli import main
 from skipindex.errors import ConflictError, IndexCorruptError
-from skipindex.layout import commit
-from skipindex.layout.plan import (
+from skipindex.store import swaps
+from skipindex.store.cluster_plan import (
     ClusterPlan,
     Group,
     bin_pack,
@@ -95,7 +95,7 @@ def test_plans_round_trip_and_damage_is_named(tmp_path):
 
 def test_settled_listing_shows_each_group_old_or_new_never_both(tmp_path, monkeypatch):
     plan_id = new_plan_id()
-    new = [f"p=1/{commit.new_file_name(plan_id, n)}" for n in range(2)]
+    new = [f"p=1/{swaps.new_file_name(plan_id, n)}" for n in range(2)]
     group = Group("p=1", ("p=1/old1.parquet", "p=1/old2.parquet"), 10, 2, tuple(new))
     plan = replace(_plan(tmp_path, (group,)), plan_id=plan_id)
     save_plan(locate(tmp_path), plan)
@@ -103,7 +103,7 @@ def test_settled_listing_shows_each_group_old_or_new_never_both(tmp_path, monkey
 
     def settled(*present: str) -> tuple[list[str], list[str]]:
         listing = Listing.of(_files(dict.fromkeys(present, 1)))
-        files, hidden = commit.settled_listing(location, listing, lambda: listing)
+        files, hidden = swaps.settled_listing(location, listing, lambda: listing)
         return [f.path for f in files.files()], hidden
 
     old = list(group.files)
@@ -112,8 +112,8 @@ def test_settled_listing_shows_each_group_old_or_new_never_both(tmp_path, monkey
     assert settled(*old, *new) == (new, old)  # all in: new view
     assert settled(old[1], *new) == (new, [old[1]])  # old leaving: new view
     assert settled(*new) == (new, [])  # done
-    monkeypatch.setattr(commit, "RELIST_ATTEMPTS", 3)
-    monkeypatch.setattr(commit, "RELIST_PAUSE_S", 0)
+    monkeypatch.setattr(swaps, "RELIST_ATTEMPTS", 3)
+    monkeypatch.setattr(swaps, "RELIST_PAUSE_S", 0)
     with pytest.raises(ConflictError, match="kept changing"):
         settled(old[0], new[0])  # half of each: no consistent reading exists
 
@@ -139,7 +139,7 @@ def test_cluster_refuses_bad_settings_before_spark(tmp_path, capsys):
 def test_dropping_or_repairing_the_index_keeps_cluster_plans_and_their_files(tmp_path):
     """An interrupted in-place cluster may hold the only copy of rows under
     _skipindex/cluster/: neither drop --all nor repair may delete it."""
-    from skipindex.build import InProcessRunner, build_with
+    from skipindex.indexing.build import InProcessRunner, build_with
 
     _write(tmp_path, "t/a.parquet", "t/b.parquet")
     table = tmp_path / "t"

@@ -10,8 +10,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex.build import InProcessRunner, build_with
 from skipindex.indexes.base import FileBatch
+from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.store import segments
 from skipindex.store.cache import ColumnCache
 

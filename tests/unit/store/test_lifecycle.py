@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from skipindex import indexer
-from skipindex.build import InProcessRunner, build_with
+from skipindex.indexing import indexer
+from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.store.location import locate
 from skipindex.store.manifest import SegmentRef, load_latest
 
@@ -398,7 +398,7 @@ def test_a_bin_that_fails_midway_leaves_no_segment_behind(
 
 
 def test_adding_an_index_reads_only_its_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from skipindex import indexer
+    from skipindex.indexing import indexer
 
     root = tmp_path / "t"
     root.mkdir()

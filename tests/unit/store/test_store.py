@@ -20,7 +20,7 @@ from skipindex.errors import (
     NotATableError,
     UnsupportedTableError,
 )
-from skipindex.runners import pack_bins
+from skipindex.indexing.runners import pack_bins
 from skipindex.store import listing as listing_module
 from skipindex.store.listing import _hidden
 from skipindex.store.location import DataFile, Listing, is_hidden, locate

@@ -7,11 +7,11 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._folder_read import folder_frame
-from skipindex._spark import read_parquet_paths
-from skipindex.prune import OnDamaged, PruneResult, RowLevel, Where, prune
-from skipindex.row_group_read import plan_read
-from skipindex.spark_view import SparkView
+from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
+from skipindex.reading.folder import folder_frame
+from skipindex.reading.row_groups import plan_read
+from skipindex.spark.session import read_parquet_paths
+from skipindex.spark.settings import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 
@@ -53,7 +53,7 @@ def read(
     groups (Spark gives Python sources no column pruning), so it is used only
     when those row groups, all together, cost less than a Spark scan of the
     files' predicate columns would by enough to repay the source's fixed cost
-    (see :mod:`skipindex.row_group_read`). Only files
+    (see :mod:`skipindex.reading.row_groups`). Only files
     pyarrow reads exactly as Spark does qualify (local, partition columns of a
     modelled type, flat columns of the table's types, no LEGACY calendar).
     """
@@ -108,7 +108,7 @@ def _read_by_row_groups(
     view: SparkView,
 ) -> Any:
     """The kept files' rows, those worth it read by row groups (None: none is)."""
-    from skipindex._row_group_source import arrow_target, load
+    from skipindex.reading.source import arrow_target, load
 
     planned = plan_read(result, location, view, arrow_target(schema))
     if planned is None:

@@ -1,6 +1,6 @@
 """Spark's LEGACY-calendar read rules: dates and timestamps written in the hybrid
 Julian calendar (by Spark < 3.0, or in LEGACY mode) are rebased as Spark rebases
-them (see :mod:`skipindex.spark_view`)."""
+them (see :mod:`skipindex.spark.view`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from skipindex.expressions.timezones import fixed_offset_micros, zone_named
 
 if TYPE_CHECKING:
-    from skipindex.spark_view import SparkView
+    from skipindex.spark.settings import SparkView
 
 __all__ = ["Rebase", "has_temporal", "julian_to_gregorian_days"]
 

@@ -2,7 +2,7 @@
 
 The driver lists the table, diffs it against the current manifest, packs the
 files to index into size-balanced bins (a few per core), runs one task per bin
-(:func:`skipindex.indexer.index_bins`), rewrites the old segments that still
+(:func:`skipindex.indexing.indexer.index_bins`), rewrites the old segments that still
 name removed or changed files, and commits the next manifest version. Losing a
 commit race means re-planning against the winner; nothing already committed is
 ever modified.
@@ -19,16 +19,17 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex._types import domain_of
-from skipindex._widening import join_types, types_from_text, with_type_at
 from skipindex.column_paths import column_key, field_at, resolve_path, split_name
 from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
-from skipindex.indexer import IndexJob
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
-from skipindex.partitions import partition_names
-from skipindex.planning import make_plan, rewrite, widen
-from skipindex.runners import InProcessRunner, Runner, SparkRunner, pack_bins
-from skipindex.spark_view import SparkView
+from skipindex.indexing.indexer import IndexJob
+from skipindex.indexing.planning import make_plan, rewrite, widen
+from skipindex.indexing.runners import InProcessRunner, Runner, SparkRunner, pack_bins
+from skipindex.indexing.suggest import Suggestion, suggest_for
+from skipindex.spark.partitions import partition_names
+from skipindex.spark.settings import SparkView
+from skipindex.spark.widening import join_types, types_from_text, with_type_at
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
@@ -40,7 +41,6 @@ from skipindex.store.location import (
 )
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
 from skipindex.store.schema import holds_every_value, table_types
-from skipindex.suggest import Suggestion, suggest_for
 
 __all__ = [
     "BuildReport",
@@ -99,7 +99,7 @@ def build_index(
 
     With ``specs=None`` the existing definitions are refreshed: only new and
     changed files are read (on a table with no index yet, indexes are chosen:
-    see :func:`~skipindex.suggest.suggest_indexes`). ``spark`` defaults to the
+    see :func:`~skipindex.indexing.suggest.suggest_indexes`). ``spark`` defaults to the
     active session, else a local one. ``progress`` reports tasks, bytes and rate
     on stderr while the job runs.
     """
@@ -107,7 +107,7 @@ def build_index(
         path, specs, storage_options=storage_options
     )  # seconds, not the minute a Spark start costs, to say "no"
     if spark is None:
-        from skipindex._spark import active_or_local_session
+        from skipindex.spark.session import active_or_local_session
 
         spark = active_or_local_session()
     runner = SparkRunner(spark, bins_per_core, progress=progress)
@@ -162,7 +162,7 @@ def build_with(
 def _choose(
     location: TableLocation, specs: Sequence[IndexSpec] | None, listing: list[DataFile]
 ) -> list[Suggestion]:
-    """A first build without definitions indexes what :mod:`skipindex.suggest` picks."""
+    """A first build without definitions indexes what :mod:`skipindex.indexing.suggest` picks."""
     if specs is not None or load_latest(location) is not None:
         return []
     chosen = suggest_for(location, listing)

@@ -1,8 +1,9 @@
 """Hive-style partition columns (``year=2024/...``): free, exact file pruning.
 
 A file's partition values are in its path, so they need no index: at prune
-time they become a min-max payload with min = max = the value. What the values
-*are* follows Spark's ``PartitioningUtils`` over the files listed now:
+time they become a min-max payload with min = max = the value
+(:mod:`skipindex.pruning.partition_index`). What the values *are* follows
+Spark's ``PartitioningUtils`` over the files listed now:
 
 * names are unescaped (``%XX`` is one character each, as ``unescapePathName``:
   ``p=%C3%A9`` is ``'Ã©'``, not ``'é'``); numbers are typed from the raw text;
@@ -27,16 +28,11 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from decimal import Decimal
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from skipindex.column_paths import column_key
-from skipindex.evaluate import IndexColumn
 from skipindex.expressions.casts import str_to_date, str_to_timestamp
 from skipindex.expressions.timezones import session_zone
-from skipindex.indexes.base import FileBatch
-from skipindex.indexes.minmax import MinMaxKind
 
 __all__ = ["HIVE_NULL", "PartitionColumn", "partition_columns", "partition_names", "unescape"]
 
@@ -217,15 +213,3 @@ def _instant(raw: str, kind: str) -> int:
     value = str_to_timestamp(f"{text} 00:00:00" if kind == "date" else text)
     assert value is not None  # _kind checked it parses
     return value
-
-
-def partition_index(
-    column: PartitionColumn, positions: np.ndarray, num_rows: np.ndarray
-) -> IndexColumn:
-    """A min-max view of one typed partition column over the files at ``positions``
-    of the listing (-1: not listed), whose segment rows hold ``num_rows``."""
-    assert column.type is not None
-    kind = MinMaxKind(column_key((column.name,)), column.type, {})
-    typed = column.values.take(pa.array(positions, pa.int64(), mask=positions < 0))
-    payloads = kind.constant_payloads(typed, num_rows)
-    return IndexColumn(kind, FileBatch(num_rows, payloads), label="partition pruning")

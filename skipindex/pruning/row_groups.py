@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 from pyroaring import AbstractBitMap
 
-from skipindex.evaluate import Evaluation
+from skipindex.pruning.evaluate import Evaluation
 from skipindex.store.location import Listing, TableLocation
 
 __all__ = ["kept_rows", "matching_row_groups"]

@@ -18,21 +18,21 @@ from typing import TYPE_CHECKING, Literal, TypeAlias, cast
 import numpy as np
 import pyarrow as pa
 
-from skipindex._widening import binding_schema
 from skipindex.column_paths import column_key, split_name
-from skipindex.coverage import covered_files, listing_positions
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
-from skipindex.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, children_of
 from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
-from skipindex.layout.commit import settled_listing
-from skipindex.partitions import partition_columns, partition_index
-from skipindex.result import PruneResult
-from skipindex.row_groups import kept_rows
+from skipindex.pruning.coverage import covered_files, listing_positions
+from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
+from skipindex.pruning.partition_index import partition_index
+from skipindex.pruning.result import PruneResult
+from skipindex.pruning.row_groups import kept_rows
+from skipindex.spark.partitions import partition_columns
+from skipindex.spark.widening import binding_schema
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
@@ -44,6 +44,7 @@ from skipindex.store.location import (
 )
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
+from skipindex.store.swaps import settled_listing
 
 __all__ = ["OnDamaged", "PruneResult", "RowLevel", "Where", "prune"]
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from skipindex.errors import SkipIndexError
-from skipindex.result import PruneResult
-from skipindex.store.cache import _LIMIT, ColumnCache
+from skipindex.pruning.result import PruneResult
+from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import load_version
 
@@ -48,7 +48,7 @@ class _Inferred:
 
 
 # Spark's inferred schema per (table, index version, files, session settings).
-schema_cache: ColumnCache[_Inferred] = ColumnCache(min(_LIMIT, 256 * 4096))
+schema_cache: ColumnCache[_Inferred] = ColumnCache(min(LIMIT, 256 * 4096))
 
 
 def folder_frame(spark: Any, reader: Any, location: TableLocation, result: PruneResult) -> Any:

@@ -2,9 +2,9 @@
 
 Files are packed into size-balanced bins (a few per core, never one task per
 file: each Python task costs about 30 ms in ``local[2]``); every bin becomes one
-task running :func:`skipindex.indexer.index_bins`, which writes one segment (a few
+task running :func:`skipindex.indexing.indexer.index_bins`, which writes one segment (a few
 files per row group, so a task never holds a whole bin's payloads) and
-returns a :class:`~skipindex.indexer.SegmentWritten`.
+returns a :class:`~skipindex.indexing.indexer.SegmentWritten`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from skipindex._spark import escape_glob, job_description, session_cores, worker_errors
-from skipindex.indexer import IndexJob, SegmentWritten, index_bins
-from skipindex.progress import spark_progress
-from skipindex.spark_view import SparkView
+from skipindex.indexing.indexer import IndexJob, SegmentWritten, index_bins
+from skipindex.spark.progress import spark_progress
+from skipindex.spark.session import escape_glob, job_description, session_cores, worker_errors
+from skipindex.spark.settings import SparkView
 from skipindex.store.location import DataFile, TableLocation
 
 __all__ = ["InProcessRunner", "Runner", "SparkRunner", "pack_bins"]

@@ -1,4 +1,4 @@
-"""The row-level pass of :mod:`skipindex.evaluate` over words (see
+"""The row-level pass of :mod:`skipindex.pruning.evaluate` over words (see
 :mod:`skipindex.indexes._dense`): every file's row set is a row of one 2-D
 array, so AND, OR and "is any row left" are one numpy operation for all files
 checked. Used when every bitmap leaf has a dense answer within the memory
@@ -6,7 +6,7 @@ bounds; otherwise the per-file Roaring walk answers, with the same result."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 import numpy as np
 
@@ -22,12 +22,31 @@ from skipindex.expressions.visitors import fold
 from skipindex.indexes._dense import MAX_WORDS, shared_full_words, to_bitmaps, words_for
 
 if TYPE_CHECKING:
+    from collections import Counter
+
     from pyroaring import AbstractBitMap
 
-    from skipindex.evaluate import _Run
     from skipindex.indexes.base import FileBatch, RowLevelKind
 
-__all__ = ["dense_row_sets", "sampled_matches"]
+
+class _Report(Protocol):
+    ruled_out: Counter[str]
+
+
+class Run(Protocol):
+    """What the walk needs of the evaluation it serves (:mod:`.evaluate`'s run):
+    the files' row counts, each leaf's file-level mask and row-level index, and
+    where to credit the files a leaf ruled out."""
+
+    num_rows: np.ndarray
+
+    def leaf_mask(self, node: BoundPredicate) -> np.ndarray: ...
+
+    def row_kind(self, node: BoundPredicate) -> tuple[RowLevelKind, FileBatch] | None: ...
+
+    def report_of(self, node: BoundPredicate) -> _Report: ...
+
+__all__ = ["Run", "dense_row_sets", "sampled_matches"]
 
 
 class _NoDenseAnswerError(Exception):
@@ -35,7 +54,7 @@ class _NoDenseAnswerError(Exception):
 
 
 def dense_row_sets(
-    run: _Run, predicate: BoundPredicate, positions: np.ndarray
+    run: Run, predicate: BoundPredicate, positions: np.ndarray
 ) -> dict[int, AbstractBitMap | None] | None:
     """Row sets of the files at ``positions`` that may still match (None per
     file: every row might), or None when some leaf needs the per-file walk."""
@@ -54,7 +73,7 @@ def dense_row_sets(
 
 
 def sampled_matches(
-    run: _Run, predicate: BoundPredicate, positions: np.ndarray, words: slice
+    run: Run, predicate: BoundPredicate, positions: np.ndarray, words: slice
 ) -> np.ndarray | None:
     """The walk at the word columns ``words`` of every file only (a sample of its
     rows): per file at ``positions``, about how many of its rows the full walk
@@ -75,7 +94,7 @@ class _Walk:
     """One fold of a predicate over words of the files at ``positions``: all of
     their words, or the word columns ``sample``."""
 
-    def __init__(self, run: _Run, positions: np.ndarray, sample: slice | None) -> None:
+    def __init__(self, run: Run, positions: np.ndarray, sample: slice | None) -> None:
         self.run = run
         self.positions = positions
         self.sample = sample
@@ -142,7 +161,7 @@ class _Walk:
 
 
 def _conjuncts(
-    run: _Run, children: tuple[AnyPredicate, ...], positions: np.ndarray
+    run: Run, children: tuple[AnyPredicate, ...], positions: np.ndarray
 ) -> list[tuple[BoundLeaf, ...]]:
     """An AND's leaves, in the order they narrow the rows best: those without a
     row-level index first (they clear whole files for one pass), then the rest

@@ -4,7 +4,7 @@ takes of each kept file: for all kept files at once, from their footers.
 One numpy pass over every candidate row and every column chunk of the kept
 files: a Python loop over files and chunks cost 50-75 ms at 1,000 kept files,
 on every read, only to find that no file was worth it. The model is
-:func:`~skipindex.page_read.chunk_bytes`: a chunk's pages taken as equal runs of
+:func:`~skipindex.reading.pages.chunk_bytes`: a chunk's pages taken as equal runs of
 its row group's rows.
 """
 
@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from skipindex._footers import COMPRESSED, DICTIONARY, UNCOMPRESSED, VALUES, FooterLayout
-from skipindex.page_read import chunk_bytes, chunk_pages
+from skipindex.reading.footers import COMPRESSED, DICTIONARY, UNCOMPRESSED, VALUES, FooterLayout
+from skipindex.reading.pages import chunk_bytes, chunk_pages
 
 __all__ = ["Costs", "costs"]
 

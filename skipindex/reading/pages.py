@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from skipindex import _thrift as thrift
-from skipindex._thrift import I32, I64, STRUCT, Struct, ThriftError
-from skipindex.spark_view import open_file
+from skipindex.reading import thrift
+from skipindex.reading.thrift import I32, I64, STRUCT, Struct, ThriftError
+from skipindex.spark.view import open_file
 
 __all__ = [
     "PAGE_BYTES",

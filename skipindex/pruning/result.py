@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from skipindex.evaluate import LIKELY_ROWS, LeafReport
-from skipindex.partitions import PartitionColumn
+from skipindex.pruning.evaluate import LIKELY_ROWS, LeafReport
+from skipindex.spark.partitions import PartitionColumn
 
 if TYPE_CHECKING:
     from pyroaring import AbstractBitMap

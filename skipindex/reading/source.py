@@ -1,5 +1,5 @@
 """The Spark Python data source behind read()'s row-group path: a thin shell
-that hands :func:`skipindex.row_group_read.read_split` one task per bin."""
+that hands :func:`skipindex.reading.split.read_split` one task per bin."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import to_arrow_schema
 from pyspark.sql.types import StructType
 
-from skipindex._spark import session_cores
-from skipindex.row_group_read import Split, bins, read_split
-from skipindex.spark_view import SparkView
+from skipindex.reading.row_groups import Split, bins
+from skipindex.reading.split import read_split
+from skipindex.spark.session import session_cores
+from skipindex.spark.settings import SparkView
 
 __all__ = ["arrow_target", "load"]
 

@@ -127,7 +127,7 @@ def repair(
     vacuum.collect(location)
     report = RepairReport(location.user_root, damaged, repaired.version, lost)
     if rebuild and lost:
-        from skipindex.build import build_index
+        from skipindex.indexing.build import build_index
 
         rebuilt = build_index(path, spark=spark, storage_options=storage_options)
         report = replace(report, rebuilt=rebuilt)

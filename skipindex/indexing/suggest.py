@@ -28,8 +28,8 @@ from skipindex.indexes.base import IndexSpec
 from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
-from skipindex.partitions import partition_names
-from skipindex.spark_view import open_file
+from skipindex.spark.partitions import partition_names
+from skipindex.spark.view import open_file
 from skipindex.store.location import (
     DataFile,
     StorageOptions,

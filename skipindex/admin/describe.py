@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 
 from skipindex._types import spark_type_name
 from skipindex.column_paths import field_at
-from skipindex.layout.plan import PENDING, load_plans
+from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.damage import repairable
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import load_latest, manifest_versions

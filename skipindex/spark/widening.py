@@ -14,7 +14,7 @@ Spark types a Parquet table from one footer (the first file by path), or with
 So the index binds literals to, and holds values in, a type that holds every
 value of every indexed file: the *join* of their types (:func:`join_types`). A
 file whose values do not fit the recorded type reports the join, and the build
-widens the recorded type and indexes again (see :mod:`skipindex.build`).
+widens the recorded type and indexes again (see :mod:`skipindex.indexing.build`).
 Columns with no index are bound in an *open* type (:func:`open_type`), so that
 no literal is ruled out by the width of whichever file was read first.
 """

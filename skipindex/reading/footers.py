@@ -5,7 +5,7 @@ column chunk its sizes, values and dictionary page). At 1,000 kept files of
 SF10 lineitem, opening the footers took 107 ms and walking them in Python 50 ms
 more, on every ``read()``, before deciding that no file was worth reading by
 row groups. A file's footer does not change while its size and mtime do not,
-so its arrays are kept in :data:`~skipindex.store.cache.footer_cache` under
+so its arrays are kept in :data:`footer_cache` under
 (path, size, mtime): a warm read opens no footer. A cold one reads only the
 footer (``read_metadata``: 80 ms for those 1,000 files, where opening a
 ``ParquetFile``, which also converts the schema, took 170 ms).
@@ -22,9 +22,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow.parquet import read_metadata
 
-from skipindex.store.cache import footer_cache
+from skipindex.store.cache import LIMIT, ColumnCache
 
-__all__ = ["COMPRESSED", "DICTIONARY", "UNCOMPRESSED", "VALUES", "FooterLayout", "footer_layout"]
+__all__ = [
+    "COMPRESSED",
+    "DICTIONARY",
+    "UNCOMPRESSED",
+    "VALUES",
+    "FooterLayout",
+    "footer_cache",
+    "footer_layout",
+]
 
 # Columns of FooterLayout.chunks.
 COMPRESSED, UNCOMPRESSED, VALUES, DICTIONARY = range(4)
@@ -72,6 +80,10 @@ class FooterLayout:
         )
         return cls(meta.num_rows, group_rows, chunks, columns)
 
+
+
+# Footers as read planning needs them: a small share of the cache budget.
+footer_cache: ColumnCache[FooterLayout] = ColumnCache(LIMIT // 16)
 
 def footer_layout(path: str, size: int, mtime_ms: int) -> FooterLayout | None:
     """The layout of the local file at ``path`` while it has this size and mtime

@@ -5,45 +5,34 @@ groups, and which rows those are (:attr:`PruneResult.rows`). For such files
 :func:`skipindex.read` hands Spark a Python data source (``_row_group_source``)
 that opens only those row groups with pyarrow and passes on only those rows,
 decoding of each column only the pages that hold them where that pays
-(:mod:`skipindex.page_read`). Spark still applies ``where`` to every row it gets,
+(:mod:`skipindex.reading.pages`). Spark still applies ``where`` to every row it gets,
 so this can only read less.
 
 A file is read this way only where pyarrow provably reads what Spark's Parquet
-reader would (:func:`~skipindex.spark_view.spark_columns`: flat columns of the
+reader would (:func:`~skipindex.spark.view.spark_columns`: flat columns of the
 table's type, matched as Spark matches names, no LEGACY calendar rebasing), on a
 local disk, with partition columns only where their type is modelled (their
 values, typed as prune types them for Spark, are passed on as constants); every
 other kept file is read by Spark as a whole. This module imports no Spark: the
-data source is a thin shell around :func:`read_split`.
+data source is a thin shell around :func:`~skipindex.reading.split.read_split`.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
-from pyroaring import BitMap
 
-from skipindex._footers import FooterLayout, footer_layout, stamp
-from skipindex._int96 import spark_int96
-from skipindex._read_costs import Costs, costs
-from skipindex.errors import TableChangedError, UnsupportedTableError
-from skipindex.page_read import PagedFile
-from skipindex.result import PruneResult
-from skipindex.spark_view import (
-    SparkView,
-    file_schema,
-    int96_columns,
-    is_flat,
-    open_file,
-    spark_columns,
-)
+from skipindex.pruning.result import PruneResult
+from skipindex.reading.costs import Costs, costs
+from skipindex.reading.footers import FooterLayout, footer_layout, stamp
+from skipindex.spark.settings import SparkView
+from skipindex.spark.view import is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
 
 __all__ = [
@@ -53,13 +42,13 @@ __all__ = [
     "Split",
     "plan_read",
     "plan_splits",
-    "read_split",
+    "in_files_of",
     "worth_it",
 ]
 
 # A file is read by row groups when what the source reads of it (the row groups
 # holding candidate rows, and in them only the pages holding some where that
-# pays: :func:`~skipindex.page_read.expected_bytes`) is at most this share of its
+# pays: :func:`~skipindex.reading.pages.expected_bytes`) is at most this share of its
 # compressed bytes. pyarrow in a Python task spends about 1.25x Spark's CPU per
 # row group (all columns, TPC-H lineitem), so the break-even is near 0.8; bench
 # section 8 (SF1 Q1, whole row groups): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain
@@ -215,7 +204,7 @@ class _Priced:
     def splits(
         self, result: PruneResult, view: SparkView, target: pa.Schema
     ) -> tuple[list[Split], list[str]]:
-        in_files = _in_files(target, {p.name for p in result.partitions})
+        in_files = in_files_of(target, {p.name for p in result.partitions})
         made: dict[int, Split] = {}
         for k in np.flatnonzero(self.candidate).tolist():
             split = self._split(k, result, view, in_files)
@@ -255,7 +244,7 @@ class _Priced:
 def _spark_picks(
     layout: FooterLayout, path: str, in_files: pa.Schema, view: SparkView
 ) -> list[str | None] | str:
-    """:func:`~skipindex.spark_view.spark_columns` of the file, worked out once
+    """:func:`~skipindex.spark.view.spark_columns` of the file, worked out once
     per file version, table schema and session settings."""
     key = ("spark_columns", in_files, view)
     if key not in layout.memo:
@@ -264,7 +253,7 @@ def _spark_picks(
     return picks
 
 
-def _in_files(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
+def in_files_of(target: pa.Schema, partitions: Iterable[str]) -> pa.Schema:
     """The target's columns read from the files: a partition column hides a data
     column of its name (as in Spark)."""
     hidden = {name.lower() for name in partitions}
@@ -283,14 +272,6 @@ def _constants(result: PruneResult, at: int) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
-def _rows_per_group(meta: pq.FileMetaData, rows: np.ndarray) -> list[np.ndarray]:
-    """``rows`` (sorted file row numbers) split by row group, each counted from
-    its row group's first row."""
-    starts = np.cumsum([0] + [meta.row_group(g).num_rows for g in range(meta.num_row_groups)])
-    bounds = np.searchsorted(rows, starts)
-    return [rows[bounds[g] : bounds[g + 1]] - starts[g] for g in range(meta.num_row_groups)]
-
-
 def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
     """At most ``count`` tasks, balanced by the number of row groups they read."""
     if not splits:
@@ -302,123 +283,3 @@ def bins(splits: Sequence[Split], count: int) -> list[list[Split]]:
         out[at].append(split)
         loads[at] += len(split.groups)
     return out
-
-
-def read_split(split: Split, target: pa.Schema, view: SparkView) -> Iterator[pa.RecordBatch]:
-    """The split's rows, one batch per row group, typed as ``target``."""
-    parquet = open_file(split.path)
-    meta = parquet.metadata
-    if stamp(split.path) != (split.size, split.mtime_ms) or meta.num_rows != split.num_rows:
-        raise TableChangedError(f"{split.path} changed since it was pruned; read the table again")
-    constants = {}
-    if split.constants:
-        partition_values = pa.ipc.open_stream(split.constants).read_all()
-        constants = {n.lower(): partition_values.column(n) for n in partition_values.column_names}
-    in_files = _in_files(target, constants)
-    picks = spark_columns(parquet, in_files, view)
-    if isinstance(picks, str):
-        raise TableChangedError(f"{split.path}: {picks} (it was readable when pruned)")
-    pick_of = dict(zip(in_files.names, picks, strict=True))
-    read = sorted({p for p in picks if p is not None})
-    if not split.groups:
-        return
-    typed = pa.schema([file_schema(parquet).field(name) for name in read])
-    short = _short_strings(meta, split.groups[0], typed)
-    # One thread per task (Spark runs a task per core), the column chunks fetched
-    # in one go, and few-valued strings kept as dictionaries until the take.
-    parquet = open_file(split.path, metadata=meta, pre_buffer=True, read_dictionary=short)
-    paged = PagedFile.open(split.path)
-    int96 = sorted(int96_columns(parquet) & set(read))
-    rows = np.asarray(BitMap.deserialize(split.rows).to_array(), dtype=np.int64)
-    per_group = _rows_per_group(meta, rows)
-    try:
-        for group in split.groups:
-            wanted = per_group[group]
-            if not len(wanted):
-                continue
-            values = _group_values(parquet, paged, group, wanted, read, short)
-            for name in int96:  # pyarrow and Spark read wrapped INT96 values differently
-                values[name] = _int96_values(split.path, meta, group, wanted, name, values[name])
-            table = pa.table([values[name] for name in read], names=read).cast(typed)
-            columns = [_column(field, table, pick_of, constants, len(wanted)) for field in target]
-            yield pa.RecordBatch.from_arrays(columns, schema=target)
-    finally:
-        if paged is not None:
-            paged.close()
-
-
-def _int96_values(
-    path: str, meta: pq.FileMetaData, group: int, wanted: np.ndarray, name: str, micros: pa.Array
-) -> pa.Array:
-    """An INT96 column's values at ``wanted`` as Spark reads them: pyarrow reads
-    the timestamps Spark's writer wrapped (past year 287,000) as other times,
-    so they are told apart from a second reading in milliseconds (one more
-    read of this column's chunk; see :mod:`skipindex._int96`)."""
-    millis = open_file(path, metadata=meta, coerce_int96_timestamp_unit="ms")
-    again = millis.read_row_group(group, columns=[name], use_threads=False)
-    exact = spark_int96(micros, again.column(name).take(pa.array(wanted)).combine_chunks())
-    if isinstance(exact, str):
-        raise UnsupportedTableError(f"{path}: column '{name}': {exact}; read it with Spark")
-    return exact
-
-
-def _group_values(
-    parquet: pq.ParquetFile,
-    paged: PagedFile | None,
-    group: int,
-    wanted: np.ndarray,
-    read: list[str],
-    short: list[str],
-) -> dict[str, pa.Array]:
-    """Per column in ``read``, its values at rows ``wanted`` of row group
-    ``group``: from the few pages holding them where that pays, else from
-    the whole column chunks, read together."""
-    values = {}
-    if paged is not None:
-        for name in read:
-            column = paged.column_values(group, name, wanted, dictionary=name in short)
-            if column is not None:
-                values[name] = column
-    rest = [name for name in read if name not in values]
-    if rest:
-        whole = parquet.read_row_group(group, columns=rest, use_threads=False)
-        taken = whole.take(pa.array(wanted))
-        values.update((name, taken.column(name).combine_chunks()) for name in rest)
-    return values
-
-
-# Dictionary-encoded strings of at most this many bytes per value (the indices,
-# not the text) decode faster as dictionaries: 40 % of a TPC-H row group's time.
-_SHORT_BYTES_PER_VALUE = 4
-
-
-def _short_strings(meta: pq.FileMetaData, group: int, typed: pa.Schema) -> list[str]:
-    """Top-level string columns stored as little more than dictionary indices."""
-    chunks = meta.row_group(group)
-    out = []
-    for at in range(chunks.num_columns):
-        chunk = chunks.column(at)
-        name = chunk.path_in_schema
-        if name not in typed.names or not pa.types.is_string(typed.field(name).type):
-            continue
-        per_value = chunk.total_uncompressed_size / max(chunk.num_values, 1)
-        if chunk.has_dictionary_page and per_value <= _SHORT_BYTES_PER_VALUE:
-            out.append(name)
-    return out
-
-
-def _column(
-    field: pa.Field,
-    table: pa.Table,
-    pick_of: dict[str, str | None],
-    constants: dict[str, pa.ChunkedArray],
-    rows: int,
-) -> pa.Array:
-    """One output column: a partition value repeated, a file column, or NULLs."""
-    constant = constants.get(field.name.lower())
-    if constant is not None:
-        return constant.combine_chunks().take(pa.array(np.zeros(rows, np.int64))).cast(field.type)
-    pick = pick_of[field.name]
-    if pick is None:
-        return pa.nulls(rows, field.type)
-    return table.column(pick).combine_chunks().cast(field.type)

@@ -2,7 +2,7 @@
 directly, in tests); imports no Spark.
 
 Each file is read once, only its indexed columns, the way Spark reads them
-(:mod:`skipindex.spark_view`: INT96, calendar rebasing, case-insensitive names,
+(:mod:`skipindex.spark.view`: INT96, calendar rebasing, case-insensitive names,
 struct fields) and in the table's recorded type. A column missing from a file is
 all NULL there (what Spark reads); a column Spark would read differently or
 refuse, and a file that is not Parquet at all, get a null payload, which prune
@@ -24,12 +24,13 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex._types import spark_type_name, to_physical
-from skipindex._widening import NotIndexed, join_types, types_to_text
 from skipindex.column_paths import field_at, resolve_path, split_name
 from skipindex.indexes import kind_for
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import IndexKind
-from skipindex.spark_view import SparkView, open_file, read_columns, rows_of, value_set
+from skipindex.spark.settings import SparkView
+from skipindex.spark.view import open_file, read_columns, rows_of, value_set
+from skipindex.spark.widening import NotIndexed, join_types, types_to_text
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, SegmentRef
 from skipindex.store.segments import SegmentWriter, segment_schema, segment_table

@@ -14,7 +14,7 @@ Two passes, cheapest first:
 
 Between the two, files the row-level pass would certainly keep are kept
 without it, where it would cost the most for the least: the pass is first run
-on a sample of every file's words (:func:`~skipindex._dense_walk.sampled_matches`),
+on a sample of every file's words (:func:`~skipindex.pruning.dense_walk.sampled_matches`),
 and a file where a sampled row satisfies the whole predicate holds a match; where
 the sample also shows many such rows (at least ``LIKELY_ROWS``, so its row set
 would narrow little), the full pass is left out for it. Every other file gets
@@ -41,7 +41,6 @@ from typing import Literal, cast
 import numpy as np
 from pyroaring import AbstractBitMap
 
-from skipindex._dense_walk import dense_row_sets, sampled_matches
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -59,6 +58,7 @@ from skipindex.expressions.nodes import (
 from skipindex.expressions.visitors import fold
 from skipindex.indexes._dense import words_for
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexKind, RowLevelKind
+from skipindex.pruning.dense_walk import dense_row_sets, sampled_matches
 
 __all__ = ["LIKELY_ROWS", "ROW_LEVELS", "Evaluation", "LeafReport", "RowLevel", "evaluate"]
 

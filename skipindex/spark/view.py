@@ -6,15 +6,15 @@ reader that changes a value is modelled here, and tested against Spark:
 * INT96 timestamps (Spark's default ``outputTimestampType``, and Hive/Impala's)
   are read as microseconds, never through nanoseconds (which wrap outside
   1677-2262 and turn ``9999-12-31`` into 1816), and those Spark's writer wrapped
-  (past year 287,000, before 4713 BC) as Spark reads them (:mod:`skipindex._int96`);
+  (past year 287,000, before 4713 BC) as Spark reads them (:mod:`skipindex.spark.int96`);
 * each column is cast exactly into the table's recorded type, or reported with
-  the wider type its values need (:mod:`skipindex._widening`);
+  the wider type its values need (:mod:`skipindex.spark.widening`);
 * files written in LEGACY calendar mode (footer key ``org.apache.spark.legacyDateTime``
   or ``legacyINT96``, or written by Spark < 3.0 / < 3.1 for INT96, or carrying no
   Spark version while the session reads in LEGACY mode) are rebased from the
   hybrid Julian calendar: dates exactly, timestamps exactly in UTC; an old
   timestamp rebased in another zone is not modelled and the file is not indexed
-  on that column ("might match") (:mod:`skipindex._rebase`);
+  on that column ("might match") (:mod:`skipindex.spark.rebase`);
 * columns, and struct fields at every level, match case-insensitively unless
   ``spark.sql.caseSensitive``; two fields matching one name make the column
   unreadable to Spark, so it is not indexed;
@@ -27,17 +27,17 @@ and column, which prune answers with "might match".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from skipindex._int96 import spark_int96
-from skipindex._rebase import Rebase, has_temporal, julian_to_gregorian_days
-from skipindex._widening import cast_exactly
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
+from skipindex.spark.int96 import spark_int96
+from skipindex.spark.rebase import Rebase, has_temporal, julian_to_gregorian_days
+from skipindex.spark.settings import SparkView
+from skipindex.spark.widening import cast_exactly
 
 __all__ = [
     "SparkView",
@@ -48,45 +48,6 @@ __all__ = [
     "spark_columns",
 ]
 
-
-
-@dataclass(frozen=True)
-class SparkView:
-    """The session settings that change what Spark reads (recorded at build time)."""
-
-    case_sensitive: bool = False
-    datetime_rebase_mode: str = "CORRECTED"  # spark.sql.parquet.datetimeRebaseModeInRead
-    int96_rebase_mode: str = "CORRECTED"  # spark.sql.parquet.int96RebaseModeInRead
-    time_zone: str = "UTC"  # spark.sql.session.timeZone, for LEGACY timestamp rebasing
-    partition_type_inference: bool = True  # ...partitionColumnTypeInference.enabled
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any] | None) -> SparkView:
-        known = {k: v for k, v in (doc or {}).items() if k in cls.__dataclass_fields__}
-        return cls(**known)
-
-    @classmethod
-    def of_session(cls, spark: Any) -> SparkView:
-        from skipindex._spark import session_conf
-
-        def conf(key: str, default: str) -> str:
-            return session_conf(spark, key, default)
-
-        return cls(
-            case_sensitive=conf("spark.sql.caseSensitive", "false").lower() == "true",
-            datetime_rebase_mode=conf(
-                "spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED"
-            ).upper(),
-            int96_rebase_mode=conf("spark.sql.parquet.int96RebaseModeInRead", "CORRECTED").upper(),
-            time_zone=conf("spark.sql.session.timeZone", "UTC"),
-            partition_type_inference=conf(
-                "spark.sql.sources.partitionColumnTypeInference.enabled", "true"
-            ).lower()
-            == "true",
-        )
 
 
 def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
@@ -193,7 +154,7 @@ def _int96_as_spark(
     in_millis: dict[str, pa.Table],
     reopen: Callable[..., pq.ParquetFile] | None,
 ) -> pa.Array | str:
-    """An INT96 column's values as Spark reads them (see :mod:`skipindex._int96`)."""
+    """An INT96 column's values as Spark reads them (see :mod:`skipindex.spark.int96`)."""
     top = spelled[0]
     if top not in in_millis:
         if reopen is None:
