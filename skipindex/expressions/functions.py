@@ -38,6 +38,7 @@ from skipindex.expressions.calendar import (
     days_from_civil,
     days_where,
 )
+from skipindex.expressions.calendar_codes import linear_days
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     And,
@@ -85,6 +86,9 @@ def rewrite(leaf: Comparison | In, column_type: pa.DataType, zone: tzinfo) -> Pr
         kept = [p for p in parts if p is not None]
         return And(tuple(kept)) if leaf.negated else Or(tuple(kept))
     if call.name in ("+", "-", "*"):
+        coded = linear_days(call, leaf.op, leaf.literal)
+        if coded is not None:  # year(d) * 100 + month(d) = 199401
+            return local_days(coded[0], coded[1], column_type, zone)
         return arithmetic(call, leaf.op, leaf.literal, column_type)
     column = call.args[0] if call.args else None
     if not isinstance(column, str | tuple):

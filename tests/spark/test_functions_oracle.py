@@ -177,7 +177,23 @@ def arithmetic(draw: st.DrawFn) -> str:
     return f"{expression} {draw(ops)} {k_text}"
 
 
-predicates = st.one_of(calendar(), truncated(), prefixes(), arithmetic())
+@st.composite
+def calendar_codes(draw: st.DrawFn) -> str:
+    column = draw(st.sampled_from(["d", "ts"]))
+    shape = draw(
+        st.sampled_from(
+            ["year({c}) * 100 + month({c})", "year({c}) * 10000 + month({c}) * 100 + day({c})"]
+        )
+    )
+    k = draw(
+        st.integers(199_000, 202_500)
+        if "10000" not in shape
+        else st.integers(19_900_101, 20_241_231)
+    )
+    return f"{shape.format(c=column)} {draw(ops)} {k}"
+
+
+predicates = st.one_of(calendar(), truncated(), prefixes(), arithmetic(), calendar_codes())
 
 
 def _spark_files(spark: Any, table: Path, wheres: list[str]) -> list[set[str]]:
@@ -215,6 +231,8 @@ EXACT = [
     "CAST(ts AS DATE) >= DATE '2021-07-01'",
     "year(ts) = 2021 AND month(ts) = 7",
     "trunc(d, 'MM') = DATE '2000-03-01'",
+    "year(d) * 100 + month(d) = 200402",
+    "year(ts) * 100 + month(ts) >= 202107",
     "trunc(d, 'YEAR') > DATE '2004-06-01'",
     "date_trunc('MONTH', ts) = TIMESTAMP '2021-07-01 00:00:00'",
     "date_trunc('DAY', ts) <= TIMESTAMP '2019-02-16 12:00:00'",

@@ -242,3 +242,33 @@ def test_year_of_a_timestamp_is_its_year_in_the_session_zone():
 def test_rewrites_read_as_conditions_on_the_column(where, expected):
     schema = pa.schema([("d", pa.date32()), ("i", pa.int32()), ("s", pa.string())])
     assert expected in str(prepare(where, schema))
+
+
+@settings(max_examples=examples(300))
+@given(
+    st.sampled_from(
+        [
+            "year(d) * 100 + month(d)",
+            "month(d) + 100 * year(d)",
+            "year(d) * 10000 + month(d) * 100 + dayofmonth(d)",
+            "year(d) * 10 + quarter(d)",
+            "year(d) * 1000 + dayofyear(d)",
+            "year(d) * 10 + month(d)",  # not monotone: stays might match, never wrong
+            "year(d) * 100 + month(d) - 5",
+        ]
+    ),
+    st.sampled_from(_OPS),
+    st.one_of(st.integers(199_000, 200_600), st.integers(19_950_101, 20_051_231)),
+)
+def test_sums_of_calendar_fields_keep_every_matching_date(expression, op, k):
+    where = f"{expression} {op} {k}"
+    bound = prepare(where, pa.schema([("d", pa.date32())]))
+    for day in DATES:
+        value = eval(
+            expression.replace("(d)", ""),
+            {f: _spark_field(f, day) for f in _FIELDS},
+        )
+        if _COMPARE[_PY[op]](value, k):
+            assert holds(bound, (day - EPOCH).days), (where, day, str(bound))
+        elif "* 10 + month" not in expression:  # monotone sums are exact
+            assert not holds(bound, (day - EPOCH).days), (where, day, str(bound))
