@@ -194,17 +194,20 @@ def _split_shuffled(source: Path, schema: pa.Schema, table: Path, files: int) ->
             pq.write_table(rows, _part(table, i), row_group_size=ROW_GROUP)
 
 
-def data_files(table: Path) -> list[Path]:
-    return sorted(table.glob("part-*.parquet"))
+def data_files(table: Path, pattern: str = "part-*.parquet") -> list[Path]:
+    return sorted(table.glob(pattern))
 
 
-def index_copy(table: Path, name: str, limit: int | None = None) -> Path:
+def index_copy(
+    table: Path, name: str, limit: int | None = None, pattern: str = "part-*.parquet"
+) -> Path:
     """``<dataset>/<name>``: hard links to ``table``'s data files (the first
-    ``limit`` of them), same size and mtime, so another index configuration can
-    be built next to the same files."""
+    ``limit`` of them, named by ``pattern``), same size and mtime, so another
+    index configuration can be built next to the same files."""
     folder = table.parent / name
-    files = data_files(table)[:limit]
-    if folder.exists() and [f.name for f in data_files(folder)] == [f.name for f in files]:
+    files = data_files(table, pattern)[:limit]
+    listed = [f.name for f in data_files(folder, pattern)] if folder.exists() else None
+    if listed == [f.name for f in files]:
         return folder
     _fresh(folder)
     for file in files:

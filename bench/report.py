@@ -9,7 +9,7 @@ from typing import Any
 from causes import CAUSES
 from measure import Section, Table
 
-ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups", "readgroups"]
+ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups", "readgroups", "ssb"]
 
 
 def _cell(text: str) -> str:

@@ -6,7 +6,7 @@
     python bench/run.py --report                     # re-render from saved results
 
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
-rowgroups (7), readgroups (8). Data and
+rowgroups (7), readgroups (8), ssb (9). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/results/ (committed, so they outlive the data and a fresh clone), and a
 run with --only re-renders the report with the other sections' latest results
@@ -52,10 +52,11 @@ def _section_module(key: str) -> Any:
     import scale
     import sizes
     import skipping
+    import ssb_flat
 
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
     modules |= {"scale": scale, "layout": layout, "rowgroups": row_groups}
-    return {**modules, "readgroups": read_groups}[key]
+    return {**modules, "readgroups": read_groups, "ssb": ssb_flat}[key]
 
 
 def _lineitem(args: tuple[float, str]) -> str:
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
             "e2e",
             "readgroups",
             "layout",
+            "ssb",
         ].index,
     ):
         print(f"== {key} ({config.mode})", flush=True)
