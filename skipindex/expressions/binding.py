@@ -36,6 +36,7 @@ from skipindex.expressions.calendar_merge import merge_calendar
 from skipindex.expressions.calls import expression_key, is_expression_field
 from skipindex.expressions.coercion import MightMatchError, coerce
 from skipindex.expressions.functions import rewrite
+from skipindex.expressions.indexed import expression_text, unusable_because
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
@@ -145,10 +146,22 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
 
 class _Resolver:
     def __init__(self, schema: pa.Schema, case_sensitive: bool) -> None:
-        self.schema = schema
+        # Columns resolve among the table's columns; fields that hold an
+        # expression's values (expression indexes) only by their exact key, and
+        # only where this session's zone gives the values they hold.
+        self.schema = pa.schema([f for f in schema if not is_expression_field(f)])
         self.case_sensitive = case_sensitive
-        # Fields that hold an expression's values (expression indexes), by its text.
-        self.expressions = {f.name for f in schema if is_expression_field(f)}
+        zone = current_zone()
+        self.expressions: dict[str, BoundColumn] = {}
+        self.unusable: dict[str, str] = {}
+        for f in schema:
+            if not is_expression_field(f):
+                continue
+            why = unusable_because(f, zone)
+            if why is None:
+                self.expressions[f.name] = BoundColumn(f.name, f.type, expression_text(f))
+            else:
+                self.unusable[f.name] = why
 
     def resolve(self, name: ColumnName) -> BoundColumn | None:
         """The column ``name`` denotes; None for a struct path that is not in the
@@ -181,15 +194,20 @@ class _Resolver:
 # --------------------------------------------------------------------------- leaves
 
 
-def _bind_leaf(leaf: AnyPredicate, resolver: _Resolver) -> AnyPredicate:
-    if isinstance(leaf, Comparison | In | IsNull | Like) and isinstance(leaf.column, Call):
+def _bind_leaf(
+    leaf: AnyPredicate, resolver: _Resolver, resolved: BoundColumn | None = None
+) -> AnyPredicate:
+    """Bind one leaf; ``resolved``: the column it is on, already resolved (an
+    expression index's field)."""
+    subject = getattr(leaf, "column", None) if resolved is None else None
+    if isinstance(leaf, Comparison | In | IsNull | Like) and isinstance(subject, Call):
         return _bind_call(leaf, resolver)
     if isinstance(leaf, Like):
-        return _like(leaf, resolver)
+        return _like(leaf, resolver, resolved)
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
     assert not isinstance(leaf.column, Call)
-    column = resolver.resolve(leaf.column)
+    column = resolved or resolver.resolve(leaf.column)
     if column is None:
         return Unsupported(str(leaf), f"{join_path(leaf.column)} is not a column of the table")
     domain = domain_of(column.type)
@@ -241,7 +259,8 @@ def _bind_call(leaf: Comparison | In | IsNull | Like, resolver: _Resolver) -> An
         spelled[name] = split_name(column.name)
     key = expression_key(call.tree, spelled) if isinstance(call.tree, exp.Expression) else None
     if key is not None and key in resolver.expressions:
-        return _bind_leaf(replace(leaf, column=key), resolver)
+        # Under its exact key (not column_key(), which would quote it), shown as written.
+        return _bind_leaf(replace(leaf, column=key), resolver, resolver.expressions[key])
     read = call.columns()
     if isinstance(leaf, Comparison | In) and call.name and len(set(read)) == 1:
         column = resolver.resolve(read[0])
@@ -254,16 +273,18 @@ def _bind_call(leaf: Comparison | In | IsNull | Like, resolver: _Resolver) -> An
                 return _bind_leaf(node, resolver)
 
             return fold(cast(AnyPredicate, found), children_of, visit)
-    named = f" (an index on expr={key!r} would answer it)" if key else ""
+    if key is not None and key in resolver.unusable:
+        return Unsupported(str(leaf), resolver.unusable[key])
+    named = f" (an index on expr={call.sql!r} would answer it)" if key else ""
     return Unsupported(str(leaf), f"no index answers the expression {call.sql}{named}")
 
 
-def _like(leaf: Like, resolver: _Resolver) -> AnyPredicate:
+def _like(leaf: Like, resolver: _Resolver, resolved: BoundColumn | None = None) -> AnyPredicate:
     """On a string column, ``LIKE 'abc%'`` is ``'abc' <= x < 'abd'`` in code-point
     (UTF-8 byte) order, and ``LIKE 'abc'`` is ``x = 'abc'``. Spark casts any other
     column to a string first: might match."""
     assert not isinstance(leaf.column, Call)
-    column = resolver.resolve(leaf.column)
+    column = resolved or resolver.resolve(leaf.column)
     if column is None or domain_of(column.type) is not Domain.STRING:
         return Unsupported(str(leaf), "LIKE is answered on string columns only")
     op_low, op_high = (Op.LT, Op.GE) if leaf.negated else (Op.GE, Op.LT)

@@ -194,7 +194,7 @@ def expression_key(
     """The canonical text of ``node`` with each column replaced by the table's
     spelling (``spelled``: as written -> the column's path in the table), or None
     where sqlglot cannot render it faithfully (then no index answers it)."""
-    resolved = node.copy()
+    resolved = _normalised(node.copy())
     for column in list(resolved.find_all(exp.Column)):
         path = spelled.get(_column_name(column))
         if path is None:
@@ -206,4 +206,36 @@ def expression_key(
         again = sqlglot.parse_one(text, read="spark")
     except (ParseError, TokenError):
         return None
-    return text if again == resolved else None
+    return text if _normalised(cast(exp.Expression, again)) == resolved else None
+
+
+def _normalised(node: exp.Expression) -> exp.Expression:
+    """``node`` (changed in place) with the spellings Spark parses into the same
+    expression made one: ``day(d)`` is ``dayofmonth(d)`` (one function, two
+    names), ``a || b`` is ``concat(a, b)`` (Spark's parser builds a Concat), and
+    a concat of a concat is one concat (the same value: NULL if any part is)."""
+    for found in reversed(list(node.find_all(exp.Day, exp.DPipe))):  # innermost first
+        if isinstance(found, exp.Day):
+            replacement: exp.Expression = exp.DayOfMonth(this=found.this)
+        else:
+            parts = [found.this, found.expression]
+            replacement = exp.Concat(expressions=parts, safe=True, coalesce=False)
+        if found is node:
+            node = replacement
+        else:
+            found.replace(replacement)
+    for concat in reversed(list(node.find_all(exp.Concat))):
+        if not _plain_concat(concat):
+            continue
+        parts = []
+        for part in concat.expressions:
+            parts.extend(part.expressions if _plain_concat(part) else [part])
+        concat.set("expressions", parts)
+    return node
+
+
+def _plain_concat(node: exp.Expression) -> bool:
+    """A Concat as Spark's ``concat``/``||`` parse into (not CONCAT_WS and kin)."""
+    return type(node) is exp.Concat and not node.args.get("coalesce") and all(
+        key in ("expressions", "safe", "coalesce") for key, value in node.args.items() if value
+    )

@@ -306,9 +306,12 @@ class BoundColumn:
 
     name: str  # the column's key (skipindex.column_paths.column_key): `s.f` for a field
     type: pa.DataType
+    # An expression index's field: the expression as its definition wrote it
+    # (``name`` is then the expression's canonical key).
+    expression: str = field(default="", compare=False)
 
     def __str__(self) -> str:
-        return _quote(split_name(self.name))
+        return self.expression or _quote(split_name(self.name))
 
 
 @dataclass(frozen=True)
