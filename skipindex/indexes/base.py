@@ -30,6 +30,7 @@ from pyroaring import AbstractBitMap
 
 from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.errors import InvalidSpecError, UnsupportedTypeError
+from skipindex.expressions.calls import parse_expression
 from skipindex.expressions.nodes import BoundLeaf
 
 if TYPE_CHECKING:
@@ -37,15 +38,21 @@ if TYPE_CHECKING:
 
 __all__ = ["FileBatch", "FileLevelKind", "IndexKind", "IndexSpec", "RowLevelKind"]
 
+_SUBJECT = ("column", "expr")  # what an index is on; every other field is a parameter
+
 
 @dataclass(frozen=True)
 class IndexSpec:
-    """What a user asks for: ``MinMax("col")``, ``Bloom("col", fpp=0.01)``...
+    """What a user asks for: ``MinMax("col")``, ``Bloom("col", fpp=0.01)``...,
+    or the same over a Spark SQL expression of columns instead of a column:
+    ``EqualityBitmap(expr="weekofyear(lo_orderdate)")`` (an expression index:
+    its values are computed by Spark when the index is built).
 
     Subclasses set ``kind`` and add their parameters as dataclass fields.
     """
 
-    column: str
+    column: str = ""
+    expr: str | None = field(default=None, kw_only=True)
     kind: ClassVar[str] = ""
 
     def __new__(cls, *args: Any, **kwargs: Any) -> IndexSpec:
@@ -53,23 +60,48 @@ class IndexSpec:
         # the list of valid ones instead of "unexpected keyword argument".
         names = [f.name for f in fields(cls)]
         unknown = [k for k in kwargs if k not in names]
-        if unknown or len(args) > len(names):
+        takes = ", ".join(n for n in names if n != "expr")  # positionally
+        if unknown or len(args) > len(names) - 1:
             what = f"unknown parameter {unknown[0]!r}" if unknown else "too many arguments"
             raise InvalidSpecError(
-                f"{cls.__name__}(...): {what}; it takes {', '.join(names)} "
-                f"(e.g. {cls.__name__}('l_partkey'))"
+                f"{cls.__name__}(...): {what}; it takes {takes} "
+                f"(e.g. {cls.__name__}('l_partkey')), or expr= instead of column "
+                f"(e.g. {cls.__name__}(expr='lower(email)'))"
             )
         return super().__new__(cls)
 
     def __post_init__(self) -> None:
+        name = type(self).__name__
+        if self.expr is not None:
+            if self.column:
+                raise InvalidSpecError(
+                    f"{name}(...): give a column or expr=, not both "
+                    f"(got {self.column!r} and expr={self.expr!r})"
+                )
+            if not isinstance(self.expr, str) or not self.expr.strip():
+                raise InvalidSpecError(
+                    f"{name}(expr=...): the expression must be Spark SQL text such as "
+                    f"'weekofyear(lo_orderdate)', got {self.expr!r}"
+                )
+            try:
+                parse_expression(self.expr)
+            except ValueError as exc:
+                raise InvalidSpecError(f"{name}(expr=...): {exc}") from None
+            return
         if not isinstance(self.column, str) or not self.column:
             raise InvalidSpecError(
-                f"{type(self).__name__}(...): the column must be a column name such as "
-                f"'l_partkey' (or 's.f' for a struct field), got {self.column!r}"
+                f"{name}(...): the column must be a column name such as "
+                f"'l_partkey' (or 's.f' for a struct field), or expr= a Spark SQL expression "
+                f"of columns such as expr='lower(email)', got {self.column!r}"
             )
 
+    @property
+    def subject(self) -> str:
+        """What the index is on, for messages: the column, or ``expr=<text>``."""
+        return self.column if self.expr is None else f"expr={self.expr}"
+
     def params(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "column"}
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SUBJECT}
 
 
 @dataclass(frozen=True)
@@ -143,7 +175,7 @@ class IndexKind(ABC):
     def _options(self, column: str, params: dict[str, Any]) -> IndexSpec:
         """The spec these parameters describe: one validation for both the
         user-facing spec and parameters read back from a manifest."""
-        allowed = sorted(f.name for f in fields(self.spec) if f.name != "column")
+        allowed = sorted(f.name for f in fields(self.spec) if f.name not in _SUBJECT)
         unknown = sorted(set(params) - set(allowed))
         if unknown:
             raise InvalidSpecError(

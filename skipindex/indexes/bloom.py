@@ -71,17 +71,17 @@ class Bloom(IndexSpec):
         fpp = self.fpp
         if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
             raise InvalidSpecError(
-                f"Bloom index on '{self.column}': fpp must be a number strictly between "
+                f"Bloom index on '{self.subject}': fpp must be a number strictly between "
                 f"0 and 1, got {fpp!r}; 0.01 is a good default"
             )
         size = self.max_bytes
         if isinstance(size, bool) or not isinstance(size, int):
             raise InvalidSpecError(
-                f"Bloom index on '{self.column}': max_bytes must be an int, got {size!r}"
+                f"Bloom index on '{self.subject}': max_bytes must be an int, got {size!r}"
             )
         if not _sbbf.MIN_BYTES <= size <= _sbbf.MAX_BYTES:
             raise InvalidSpecError(
-                f"Bloom index on '{self.column}': max_bytes must be between "
+                f"Bloom index on '{self.subject}': max_bytes must be between "
                 f"{_sbbf.MIN_BYTES} and {_sbbf.MAX_BYTES}, got {size}"
             )
 

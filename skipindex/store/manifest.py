@@ -31,13 +31,18 @@ from skipindex.store.location import TableLocation
 
 __all__ = ["FORMAT_VERSION", "IndexDef", "Manifest", "SegmentRef", "commit", "load_latest"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # the newest this skipindex reads (and writes: see Manifest.format_version)
 _MANIFEST_NAME = re.compile(r"^v(\d+)\.json$")
 
 
 @dataclass(frozen=True)
 class IndexDef:
-    """One index definition: which kind on which column, and its segment field."""
+    """One index definition: which kind on which column, and its segment field.
+
+    An expression index has ``expression`` (the Spark SQL text as the user wrote
+    it) and ``time_zone`` (the session zone Spark computes its values in); its
+    ``column`` is the expression's canonical key, the name of the field that
+    records its type in the table schema."""
 
     id: int
     column: str
@@ -45,9 +50,24 @@ class IndexDef:
     params: dict[str, Any]
     arrow_type: str
     field: str
+    expression: str | None = None
+    time_zone: str | None = None
 
     def same_definition(self, column: str, kind: str, params: dict[str, Any]) -> bool:
         return (self.column, self.kind, self.params) == (column, kind, params)
+
+    def to_json(self) -> dict[str, Any]:
+        """As the manifest holds it: a column index without the expression fields,
+        exactly as format version 1 wrote it."""
+        return {k: v for k, v in asdict(self).items() if v is not None or k not in _OPTIONAL}
+
+    @property
+    def subject(self) -> str:
+        """What the index is on, for messages: the column, or ``expr=<text>``."""
+        return self.column if self.expression is None else f"expr={self.expression}"
+
+
+_OPTIONAL = ("expression", "time_zone")
 
 
 @dataclass(frozen=True)
@@ -71,11 +91,17 @@ class Manifest:
     created_ms: int = 0
     build: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def format_version(self) -> int:
+        """1 unless an expression index needs 2 (a reader of version 1 would take
+        its key for a column): older readers then refuse it instead of misreading."""
+        return 2 if any(d.expression is not None for d in self.indexes) else 1
+
     def to_json(self) -> dict[str, Any]:
         schema_bytes = self.arrow_schema.serialize().to_pybytes()
         return {
             "format": "skipindex-manifest",
-            "format_version": FORMAT_VERSION,
+            "format_version": self.format_version,
             "version": self.version,
             "created_ms": self.created_ms,
             "table": {
@@ -84,7 +110,7 @@ class Manifest:
                 "spark_view": self.spark_view.to_json(),
                 "partition_columns": list(self.partition_columns),
             },
-            "indexes": [asdict(d) for d in self.indexes],
+            "indexes": [d.to_json() for d in self.indexes],
             "next_index_id": self.next_index_id,
             "segments": [asdict(s) for s in self.segments],
             "build": self.build,
