@@ -301,3 +301,69 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+# ------------------------------------------------------------- bound predicates
+
+
+def _order_key(value: Any) -> tuple[int, Any]:
+    """Spark's order of a value: NaN above every other number, equal to itself."""
+    return (1, 0.0) if isinstance(value, float) and math.isnan(value) else (0, value)
+
+
+def bound_holds(pred: Any, row: dict[str, Any]) -> bool:
+    """Whether a bound predicate in negation normal form may be TRUE for ``row``
+    (column key -> value in the column's domain: days, micros...; None for NULL).
+    Unsupported is "might be": TRUE. For checking that binding never loses a row."""
+    from skipindex.expressions.nodes import (
+        AlwaysFalse,
+        AlwaysTrue,
+        And,
+        BoundComparison,
+        BoundIn,
+        BoundIsNull,
+        Or,
+        Unsupported,
+    )
+
+    if isinstance(pred, AlwaysTrue | Unsupported):
+        return True
+    if isinstance(pred, AlwaysFalse):
+        return False
+    if isinstance(pred, And):
+        return all(bound_holds(c, row) for c in pred.children)
+    if isinstance(pred, Or):
+        return any(bound_holds(c, row) for c in pred.children)
+    assert isinstance(pred, BoundComparison | BoundIn | BoundIsNull), pred
+    value = row[pred.column.name]
+    if isinstance(pred, BoundIsNull):
+        return (value is None) != pred.negated
+    if value is None:
+        return False
+    if isinstance(pred, BoundIn):
+        return any(_order_key(value) == _order_key(v) for v in pred.values) != pred.negated
+    left, right = _order_key(value), _order_key(pred.value)
+    return {
+        "=": left == right,
+        "!=": left != right,
+        "<": left < right,
+        "<=": left <= right,
+        ">": left > right,
+        ">=": left >= right,
+    }[pred.op.value]
+
+
+def spark_date_field(name: str, day: date) -> int:
+    """Spark's ``name(day)`` for a calendar field (``weekofyear``: ISO weeks;
+    ``dayofweek``: 1 = Sunday; ``weekday``: 0 = Monday)."""
+    iso = day.isocalendar()
+    return {
+        "year": day.year,
+        "month": day.month,
+        "quarter": (day.month - 1) // 3 + 1,
+        "dayofmonth": day.day,
+        "dayofyear": day.timetuple().tm_yday,
+        "weekofyear": iso.week,
+        "weekday": day.weekday(),
+        "dayofweek": day.isoweekday() % 7 + 1,
+    }[name]

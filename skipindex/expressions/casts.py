@@ -25,6 +25,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_UP, Context, Decimal
 from fractions import Fraction
 from typing import TypeVar
 
+from skipindex.expressions.calendar import days_from_civil
 from skipindex.expressions.nodes import Literal, LiteralKind
 from skipindex.expressions.timezones import (
     MICROS_PER_DAY,
@@ -340,16 +341,6 @@ def _month_length(year: int, month: int) -> int:
     if month == 2:
         return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
     return 30 if month in (4, 6, 9, 11) else 31
-
-
-def days_from_civil(year: int, month: int, day: int) -> int:
-    """Days since 1970-01-01 of a proleptic Gregorian date, any year (as java.time)."""
-    year -= month <= 2
-    era = year // 400
-    year_of_era = year - era * 400
-    day_of_year = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
-    day_of_era = year_of_era * 365 + year_of_era // 4 - year_of_era // 100 + day_of_year
-    return era * 146097 + day_of_era - 719468
 
 
 def _zone(text: str) -> tzinfo:

@@ -28,11 +28,11 @@ from skipindex.expressions.nodes import (
     And,
     BoundComparison,
     BoundIn,
-    BoundIsNull,
     Or,
     Unsupported,
 )
 from skipindex.expressions.timezones import session_zone, zone_named
+from tests._support import bound_holds
 
 pytestmark = pytest.mark.spark
 
@@ -461,37 +461,6 @@ FILTERS = [
 ]
 
 
-def _true(pred: Any, row: dict[str, Any]) -> bool:
-    if isinstance(pred, (AlwaysTrue, Unsupported)):
-        return True
-    if isinstance(pred, AlwaysFalse):
-        return False
-    if isinstance(pred, And):
-        return all(_true(c, row) for c in pred.children)
-    if isinstance(pred, Or):
-        return any(_true(c, row) for c in pred.children)
-    value = row[pred.column.name]
-    if isinstance(pred, BoundIsNull):
-        return (value is None) != pred.negated
-    if value is None:
-        return False
-
-    def key(v: Any) -> tuple[int, Any]:
-        return (1, 0.0) if isinstance(v, float) and math.isnan(v) else (0, v)
-
-    if isinstance(pred, BoundIn):
-        return any(key(value) == key(v) for v in pred.values) != pred.negated
-    left, right = key(value), key(pred.value)
-    return {
-        "=": left == right,
-        "!=": left != right,
-        "<": left < right,
-        "<=": left <= right,
-        ">": left > right,
-        ">=": left >= right,
-    }[pred.op.value]
-
-
 def _physical(row: dict[str, Any]) -> dict[str, Any]:
     out = dict(row)
     if row["dt"] is not None:
@@ -515,7 +484,7 @@ def test_bound_predicates_keep_every_row_spark_keeps(spark):
     for where in FILTERS:
         kept = {r["rid"] for r in frame.filter(F.expr(where)).select("rid").collect()}
         bound = prepare(where, SCHEMA)
-        got = {i for i, row in enumerate(physical) if _true(bound, row)}
+        got = {i for i, row in enumerate(physical) if bound_holds(bound, row)}
         if not kept <= got:
             problems.append(f"{where!r} -> {bound}: dropped rows {sorted(kept - got)}")
         exact = "Unsupported" not in repr(bound)

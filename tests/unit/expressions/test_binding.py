@@ -754,7 +754,7 @@ def test_timestamp_literal_values_are_utc_micros():
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tests._support import duckdb_oracle, examples  # noqa: E402
+from tests._support import bound_holds, duckdb_oracle, examples  # noqa: E402
 
 ORACLE_SCHEMA = pa.schema(
     [
@@ -926,41 +926,6 @@ def _physical(name: str, value: object) -> object:
     return value
 
 
-def _key(value: object) -> tuple[int, object]:
-    if isinstance(value, float) and math.isnan(value):
-        return (1, 0.0)
-    return (0, value)
-
-
-def _true(pred: object, row: dict[str, object]) -> bool:
-    """Whether an NNF bound predicate is TRUE for ``row`` (Unsupported: might be)."""
-    if isinstance(pred, (AlwaysTrue, Unsupported)):
-        return True
-    if isinstance(pred, AlwaysFalse):
-        return False
-    if isinstance(pred, And):
-        return all(_true(c, row) for c in pred.children)
-    if isinstance(pred, Or):
-        return any(_true(c, row) for c in pred.children)
-    assert isinstance(pred, (BoundComparison, BoundIn, BoundIsNull)), pred
-    value = row[pred.column.name]
-    if isinstance(pred, BoundIsNull):
-        return (value is None) != pred.negated
-    if value is None:
-        return False
-    if isinstance(pred, BoundIn):
-        return any(_key(value) == _key(v) for v in pred.values) != pred.negated
-    left, right = _key(value), _key(pred.value)
-    return {
-        Op.EQ: left == right,
-        Op.NE: left != right,
-        Op.LT: left < right,  # type: ignore[operator]
-        Op.LE: left <= right,
-        Op.GT: left > right,
-        Op.GE: left >= right,  # type: ignore[operator]
-    }[pred.op]
-
-
 def _has_unsupported(pred: object) -> bool:
     stack = [pred]
     while stack:
@@ -984,7 +949,7 @@ def test_bound_predicates_match_duckdb_row_by_row(rows, predicates):
         found = con.execute(f"SELECT list(rid) FROM t WHERE {where}").fetchone()
         expected = set(found[0] or []) if found else set()
         bound = prepare(where, ORACLE_SCHEMA)
-        got = {i for i, row in enumerate(physical) if _true(bound, row)}
+        got = {i for i, row in enumerate(physical) if bound_holds(bound, row)}
         assert expected <= got, f"{where!r} -> {bound}: lost rows {sorted(expected - got)}"
         if not _has_unsupported(bound):
             assert got == expected, f"{where!r} -> {bound}: extra rows {sorted(got - expected)}"

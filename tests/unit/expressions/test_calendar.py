@@ -16,7 +16,7 @@ from skipindex.expressions.calendar import (
     days_where,
     field_values,
 )
-from tests._support import examples
+from tests._support import examples, spark_date_field
 
 EPOCH = date(1970, 1, 1)
 dates = st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31))
@@ -24,20 +24,6 @@ dates = st.dates(min_value=date(1, 1, 1), max_value=date(9999, 12, 31))
 
 def _days(d: date) -> int:
     return (d - EPOCH).days
-
-
-def _python_field(name: str, d: date) -> int:
-    iso = d.isocalendar()
-    return {
-        "year": d.year,
-        "month": d.month,
-        "quarter": (d.month - 1) // 3 + 1,
-        "dayofmonth": d.day,
-        "dayofyear": d.timetuple().tm_yday,
-        "weekofyear": iso.week,
-        "weekday": d.weekday(),
-        "dayofweek": d.isoweekday() % 7 + 1,
-    }[name]
 
 
 @settings(max_examples=examples(400))
@@ -51,7 +37,7 @@ def test_fields_are_pythons_proleptic_gregorian_fields(found):
     assert [days_from_civil(d.year, d.month, d.day) for d in found] == days.tolist()
     for name in ("year", "month", "quarter", "dayofmonth", "dayofyear", "weekofyear",
                  "weekday", "dayofweek"):  # fmt: skip
-        assert field_values(name, days).tolist() == [_python_field(name, d) for d in found], name
+        assert field_values(name, days).tolist() == [spark_date_field(name, d) for d in found], name
 
 
 def test_years_beyond_python_round_trip():

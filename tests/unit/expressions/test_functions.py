@@ -17,18 +17,10 @@ from hypothesis import strategies as st
 
 from skipindex.expressions import prepare
 from skipindex.expressions.nodes import (
-    AlwaysFalse,
-    AlwaysTrue,
-    And,
-    BoundComparison,
-    BoundIn,
-    BoundIsNull,
     Op,
-    Or,
-    Unsupported,
 )
 from skipindex.expressions.timezones import instant_to_wall, wall_span
-from tests._support import examples
+from tests._support import bound_holds, examples, spark_date_field
 
 EPOCH = date(1970, 1, 1)
 _COMPARE = {
@@ -42,35 +34,19 @@ _COMPARE = {
 
 
 def holds(pred: Any, value: Any) -> bool:
-    """A bound predicate on one column, for one non-NULL value (Unsupported: TRUE)."""
-    if isinstance(pred, AlwaysTrue | Unsupported):
-        return True
-    if isinstance(pred, AlwaysFalse):
-        return False
-    if isinstance(pred, And):
-        return all(holds(c, value) for c in pred.children)
-    if isinstance(pred, Or):
-        return any(holds(c, value) for c in pred.children)
-    if isinstance(pred, BoundIsNull):
-        return pred.negated
-    if isinstance(pred, BoundIn):
-        return (value in pred.values) != pred.negated
-    assert isinstance(pred, BoundComparison), pred
-    return bool(_COMPARE[pred.op](value, pred.value))
+    """A bound predicate on one column, for one non-NULL value."""
+    column = next(iter(_columns(pred)), None)
+    return bound_holds(pred, {column: value} if column else {})
 
 
-def _spark_field(name: str, d: date) -> int:
-    iso = d.isocalendar()
-    return {
-        "year": d.year,
-        "month": d.month,
-        "quarter": (d.month - 1) // 3 + 1,
-        "dayofmonth": d.day,
-        "dayofyear": d.timetuple().tm_yday,
-        "weekofyear": iso.week,
-        "weekday": d.weekday(),
-        "dayofweek": d.isoweekday() % 7 + 1,
-    }[name]
+def _columns(pred: Any) -> set[str]:
+    stack, out = [pred], set()
+    while stack:
+        node = stack.pop()
+        stack.extend(getattr(node, "children", ()))
+        if hasattr(node, "column"):
+            out.add(node.column.name)
+    return out
 
 
 _OPS = ["=", "!=", "<", "<=", ">", ">="]
@@ -108,7 +84,7 @@ def test_calendar_conditions_on_dates_keep_every_matching_date(tests):
     where = " AND ".join(f"{f}(d) {op} {v}" for f, op, v in tests)
     bound = prepare(where, pa.schema([("d", pa.date32())]))
     for day in DATES:
-        truth = all(_COMPARE[_PY[op]](_spark_field(f, day), v) for f, op, v in tests)
+        truth = all(_COMPARE[_PY[op]](spark_date_field(f, day), v) for f, op, v in tests)
         if truth:
             assert holds(bound, (day - EPOCH).days), (where, day, str(bound))
 
@@ -266,7 +242,7 @@ def test_sums_of_calendar_fields_keep_every_matching_date(expression, op, k):
     for day in DATES:
         value = eval(
             expression.replace("(d)", ""),
-            {f: _spark_field(f, day) for f in _FIELDS},
+            {f: spark_date_field(f, day) for f in _FIELDS},
         )
         if _COMPARE[_PY[op]](value, k):
             assert holds(bound, (day - EPOCH).days), (where, day, str(bound))
