@@ -5,7 +5,9 @@ files to index into size-balanced bins (a few per core), runs one task per bin
 (:func:`skipindex.indexing.indexer.index_bins`), rewrites the old segments that still
 name removed or changed files, and commits the next manifest version. Losing a
 commit race means re-planning against the winner; nothing already committed is
-ever modified.
+ever modified. Expression indexes take a second Spark stage over the same files
+(:mod:`skipindex.indexing.merging`), merged into the segments by path before the
+commit.
 """
 
 from __future__ import annotations
@@ -18,16 +20,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from skipindex._types import domain_of
-from skipindex.column_paths import column_key, field_at, resolve_path, split_name
-from skipindex.errors import ConflictError, InvalidSpecError, UnknownColumnError
-from skipindex.indexes import kind_for
+from skipindex.column_paths import field_at
+from skipindex.errors import ConflictError, InvalidSpecError
 from skipindex.indexes.base import IndexSpec
+from skipindex.indexing.definitions import define_table, typed
 from skipindex.indexing.indexer import IndexJob
+from skipindex.indexing.merging import ExpressionStage, footer_rows, merge_into, scratch
 from skipindex.indexing.planning import make_plan, rewrite, widen
 from skipindex.indexing.runners import InProcessRunner, Runner, SparkRunner, pack_bins
 from skipindex.indexing.suggest import Suggestion, suggest_for
-from skipindex.spark.partitions import partition_names
 from skipindex.spark.settings import SparkView
 from skipindex.spark.widening import join_types, types_from_text, with_type_at
 from skipindex.store import vacuum
@@ -40,7 +41,7 @@ from skipindex.store.location import (
     locate,
 )
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
-from skipindex.store.schema import holds_every_value, table_types
+from skipindex.store.schema import holds_every_value
 
 __all__ = [
     "BuildReport",
@@ -124,7 +125,7 @@ def check_specs(
     kind cannot take, a partition column) from footers alone, without Spark."""
     location = locate(path, storage_options)
     with repairable(location.user_root):
-        _define(location, specs, SparkView())
+        define_table(location, specs, SparkView())
 
 
 def build_with(
@@ -182,8 +183,10 @@ def _attempt(
     attempt: int,
 ) -> BuildReport:
     view = runner.view()
-    current, listing, table, partitions, (definitions, next_id) = _define(location, specs, view)
-    schema, first = table
+    table = define_table(location, specs, view, runner)
+    current, listing, schema, definitions = (
+        table.current, table.listing, table.schema, table.definitions
+    )
     attempt_id = f"{build_id}-{attempt}"
     # An indexed column whose recorded type is not Spark's (a millisecond
     # timestamp recorded by an older skipindex) is indexed again throughout;
@@ -194,12 +197,12 @@ def _attempt(
     for round_ in range(MAX_WIDENINGS + 1):
         plan = make_plan(location, current, listing, definitions, full=full, recheck_noted=recheck)
         run_id = attempt_id if round_ == 0 else f"{attempt_id}-w{round_}"
-        job = _Job(runner, location, schema, first, view)
-        new_segments, read, wider = job.run(definitions, plan.to_index, run_id)
+        job = _Job(runner, location, schema, table.first, view)
+        new_segments, read, wider = job.run(_columns(definitions), plan.to_index, run_id)
         widened = _widened(schema, wider)
         extension: list[SegmentRef] = []
-        if current and plan.added:  # (added definitions imply a current index)
-            extension, extra, more = job.run(plan.added, plan.extend, f"{run_id}-x")
+        if current and _columns(plan.added):  # (added definitions imply a current index)
+            extension, extra, more = job.run(_columns(plan.added), plan.extend, f"{run_id}-x")
             read, widened = read + extra, _widened(widened, more)
         bytes_read += read
         if widened == schema or round_ == MAX_WIDENINGS:
@@ -208,22 +211,37 @@ def _attempt(
         # in it, or prune would rule out literals only those files hold.
         vacuum.delete_segments(location, [s.path for s in new_segments + extension])
         schema, full = widened, True
-        definitions = _typed(definitions, schema)
+        definitions = typed(definitions, schema)
+    # Expression indexes: Spark computes their values, merged in by path.
+    expressions = ExpressionStage(runner, location, schema, table.read_schema, attempt_id)
+    computed = [d for d in definitions if d.expression is not None]
+    if computed and plan.to_index:
+        built = scratch(schema, _columns(definitions), new_segments)
+        payloads = expressions.compute(computed, plan.to_index, footer_rows(location, built))
+        merged = merge_into(
+            location, schema, _columns(definitions), new_segments, payloads, f"{attempt_id}-m"
+        )
+        vacuum.delete_segments(location, [s.path for s in new_segments + payloads.refs])
+        new_segments, bytes_read = merged, bytes_read + payloads.bytes_read
     if current and plan.added:
-        rewritten = widen(location, current, plan, extension, attempt_id)
-        vacuum.delete_segments(location, [s.path for s in extension])  # merged, not needed
+        added = [d for d in plan.added if d.expression is not None]
+        computed_for = footer_rows(location, current) if added else {}
+        payloads = expressions.compute(added, plan.extend, computed_for)
+        rewritten = widen(location, current, plan, extension, attempt_id, payloads)
+        # merged, not needed
+        vacuum.delete_segments(location, [s.path for s in extension + payloads.refs])
+        bytes_read += payloads.bytes_read
     else:
         rewritten = rewrite(location, current, plan.rewrite, attempt_id) if current else []
-    spark_schema = runner.spark_schema(location, listing[0]) if listing else None
     manifest = Manifest(
         version=(current.version + 1) if current else 1,
         arrow_schema=schema,
         indexes=tuple(definitions),
         segments=tuple(plan.keep_segments + rewritten + new_segments),
-        next_index_id=next_id,
-        spark_schema=spark_schema,
+        next_index_id=table.next_id,
+        spark_schema=table.spark_schema,
         spark_view=view,
-        partition_columns=tuple(partitions),
+        partition_columns=tuple(table.partitions),
         build={
             "build_id": build_id,
             "files_indexed": len(plan.to_index) + len(plan.extend),
@@ -252,29 +270,9 @@ def _attempt(
     )
 
 
-def _define(
-    location: TableLocation, specs: Sequence[IndexSpec] | None, view: SparkView
-) -> tuple[
-    Manifest | None,
-    list[DataFile],
-    tuple[pa.Schema, pa.Schema],
-    list[str],
-    tuple[list[IndexDef], int],
-]:
-    """The table as it is now (current manifest, listing, schema to record and the
-    first file's types, partition columns) and the definitions ``specs`` give on
-    it; raises what a bad spec must raise."""
-    current = load_latest(location)
-    listing = location.list_data_files()
-    schema, first = table_types(location, listing, current, [s.column for s in specs or ()])
-    partitions = partition_names(listing[0].path) if listing else []
-    definitions, next_id = _definitions(current, specs, schema, partitions, view)
-    return current, listing, (schema, first), partitions, (_typed(definitions, schema), next_id)
-
-
-def _typed(definitions: list[IndexDef], schema: pa.Schema) -> list[IndexDef]:
-    """The definitions, each naming its column's type in ``schema``."""
-    return [replace(d, arrow_type=str(field_at(schema, d.column).type)) for d in definitions]
+def _columns(definitions: Sequence[IndexDef]) -> list[IndexDef]:
+    """The definitions the column indexer builds (expressions are Spark's)."""
+    return [d for d in definitions if d.expression is None]
 
 
 def _retyped(before: pa.Schema, after: pa.Schema, definitions: list[IndexDef]) -> bool:
@@ -295,66 +293,6 @@ def _widened(schema: pa.Schema, wider: dict[str, pa.DataType]) -> pa.Schema:
         if joined is not None:
             schema = with_type_at(schema, key, joined)
     return schema
-
-
-def _definitions(
-    current: Manifest | None,
-    specs: Sequence[IndexSpec] | None,
-    schema: pa.Schema,
-    partitions: Sequence[str],
-    view: SparkView,
-) -> tuple[list[IndexDef], int]:
-    """Current definitions plus ``specs``; a spec on an indexed (column, kind)
-    with other parameters replaces it. Validates columns and types up front."""
-    definitions = list(current.indexes) if current else []
-    next_id = current.next_index_id if current else 0
-    for spec in specs or ():
-        column = _resolve(spec.column, schema, partitions, case_sensitive=view.case_sensitive)
-        params = spec.params()
-        existing = [d for d in definitions if (d.column, d.kind) == (column, spec.kind)]
-        if existing and existing[0].same_definition(column, spec.kind, params):
-            continue
-        definitions = [d for d in definitions if d not in existing]
-        definition = IndexDef(
-            id=next_id,
-            column=column,
-            kind=spec.kind,
-            params=params,
-            arrow_type=str(field_at(schema, column).type),
-            field=f"{spec.kind}_{next_id}",
-        )
-        kind_for(definition, schema)  # raises UnsupportedTypeError for a bad type
-        definitions.append(definition)
-        next_id += 1
-    return definitions, next_id
-
-
-def _resolve(
-    column: str, schema: pa.Schema, partitions: Sequence[str] = (), *, case_sensitive: bool = False
-) -> str:
-    """The key of the column a spec names (``"s.f"`` is field f of struct s)."""
-    path = (column,) if column in schema.names else split_name(column)
-    if path[0].lower() in {p.lower() for p in partitions}:
-        raise UnknownColumnError(
-            f"cannot index '{column}': it is a partition column (a data column of that name "
-            "is hidden by it, as in Spark), and prune() already skips files by their "
-            "folder's partition values"
-        )
-    try:
-        resolved = resolve_path(schema, path, case_sensitive=case_sensitive)
-    except LookupError as exc:
-        raise UnknownColumnError(f"cannot index column {exc}") from None
-    if resolved is not None:
-        return column_key(resolved[0])
-    if not schema.names:
-        raise UnknownColumnError(
-            f"cannot index '{column}': the table has no readable Parquet files yet, "
-            "so its columns are unknown; build once data has arrived"
-        )
-    indexable = [n for n in schema.names if domain_of(schema.field(n).type) is not None]
-    raise UnknownColumnError(
-        f"cannot index unknown column '{column}'; the table's columns are: {', '.join(indexable)}"
-    )
 
 
 @dataclass(frozen=True)

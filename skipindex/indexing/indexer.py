@@ -35,7 +35,14 @@ from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, SegmentRef
 from skipindex.store.segments import SegmentWriter, segment_schema, segment_table
 
-__all__ = ["IndexJob", "SegmentWritten", "index_bins", "index_files"]
+__all__ = [
+    "IndexJob",
+    "SegmentWritten",
+    "build_payloads",
+    "index_bins",
+    "index_files",
+    "segment_rows",
+]
 
 
 @dataclass(frozen=True)
@@ -122,17 +129,17 @@ def index_files(
             bytes_read += read
             pending.append((row, payloads))
             if len(pending) >= per_group or number == len(files) - 1:
-                table = _segment_rows(types, pending)
+                table = segment_rows(types, pending)
                 writer.write(table)
                 if number == 0:
                     per_group = max(1, ROW_GROUP_BYTES // max(table.nbytes, 1))
                 pending = []
         if not files:
-            writer.write(_segment_rows(types, []))
+            writer.write(segment_rows(types, []))
     return writer.ref(), bytes_read
 
 
-def _segment_rows(
+def segment_rows(
     types: dict[str, pa.StructType], files: list[tuple[dict[str, Any], list[Any]]]
 ) -> pa.Table:
     """The segment rows of indexed files (base row, payloads in ``types`` order)."""
@@ -190,7 +197,7 @@ def _index_file(
         )
     notes = [column for column in physical.values() if isinstance(column, str)]
     row["error"] = "; ".join(dict.fromkeys(notes)) or None
-    return row, _build_payloads(kinds, physical), bytes_read
+    return row, build_payloads(kinds, physical), bytes_read
 
 
 def _as_first_reads(values: pa.Array, column: str, job: IndexJob) -> pa.Array | str:
@@ -214,7 +221,7 @@ def _as_first_reads(values: pa.Array, column: str, job: IndexJob) -> pa.Array | 
     return values
 
 
-def _build_payloads(
+def build_payloads(
     kinds: Sequence[IndexKind], physical: dict[str, pa.Array | str]
 ) -> list[dict[str, Any] | None]:
     """Each kind's payload (None for a column that could not be read), in the

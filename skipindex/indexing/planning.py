@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skipindex.indexing.merging import ExpressionPayloads, attach
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef
 from skipindex.store.segments import copy_segments, read_segments
@@ -125,13 +126,16 @@ def widen(
     plan: Plan,
     extension: list[SegmentRef],
     attempt_id: str,
+    expressions: ExpressionPayloads | None = None,
 ) -> list[SegmentRef]:
     """The current segments without removed/changed files' rows, with the added
-    definitions' payloads (indexed into ``extension``) as new columns."""
-    added = [d.field for d in plan.added]
+    definitions' payloads as new columns: columns' indexed into ``extension``,
+    expressions' computed by Spark (``expressions``)."""
+    columns = [d for d in plan.added if d.expression is None]
+    added = [d.field for d in columns]
     extra = read_segments(
         location,
-        replace(current, segments=tuple(extension), indexes=tuple(plan.added)),
+        replace(current, segments=tuple(extension), indexes=tuple(columns)),
         added,
         base=("path",),
     )
@@ -140,7 +144,7 @@ def widen(
         at = pc.index_in(table.column("path"), extra.column("path"))
         for name in added:
             table = table.append_column(name, extra.column(name).take(at))
-        return table
+        return attach(table, expressions) if expressions else table
 
     return copy_segments(
         location,

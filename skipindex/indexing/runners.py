@@ -5,6 +5,10 @@ file: each Python task costs about 30 ms in ``local[2]``); every bin becomes one
 task running :func:`skipindex.indexing.indexer.index_bins`, which writes one segment (a few
 files per row group, so a task never holds a whole bin's payloads) and
 returns a :class:`~skipindex.indexing.indexer.SegmentWritten`.
+
+Expression indexes need Spark's SQL engine: a runner types expressions and has
+Spark compute their values (:mod:`skipindex.indexing.expression_job`); the
+in-process runner cannot, and says so.
 """
 
 from __future__ import annotations
@@ -16,13 +20,20 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
+from skipindex.errors import InvalidSpecError
+from skipindex.indexing.expression_task import (
+    ExpressionJob,
+    ExpressionRun,
+    ExpressionType,
+    index_rows,
+)
 from skipindex.indexing.indexer import IndexJob, SegmentWritten, index_bins
 from skipindex.spark.progress import spark_progress
 from skipindex.spark.session import escape_glob, job_description, session_cores, worker_errors
 from skipindex.spark.settings import SparkView
 from skipindex.store.location import DataFile, TableLocation
 
-__all__ = ["InProcessRunner", "Runner", "SparkRunner", "pack_bins"]
+__all__ = ["InProcessRunner", "LocalExpressions", "Runner", "SparkRunner", "pack_bins"]
 
 _RESULT = pa.schema([("written", pa.string())])
 
@@ -37,6 +48,16 @@ class Runner(Protocol):
     def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None: ...
 
     def view(self) -> SparkView: ...
+
+    def expression_types(
+        self, read_schema: str | None, table: pa.Schema, texts: Sequence[str], zone: str
+    ) -> list[ExpressionType] | None:
+        """Spark's types of expressions over the table (None: cannot ask Spark)."""
+        ...
+
+    def evaluate(self, job: ExpressionJob, files: list[DataFile]) -> ExpressionRun:
+        """Spark computes the expressions of ``job`` over ``files`` into segments."""
+        ...
 
 
 class SparkRunner:
@@ -71,6 +92,18 @@ class SparkRunner:
     def view(self) -> SparkView:
         return SparkView.of_session(self.spark)
 
+    def expression_types(
+        self, read_schema: str | None, table: pa.Schema, texts: Sequence[str], zone: str
+    ) -> list[ExpressionType] | None:
+        from skipindex.indexing.expression_job import expression_types
+
+        return expression_types(self.spark, read_schema, table, texts, zone)
+
+    def evaluate(self, job: ExpressionJob, files: list[DataFile]) -> ExpressionRun:
+        from skipindex.indexing.expression_job import run_expressions
+
+        return run_expressions(self.spark, job, files, self.parallelism)
+
     def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
         """Spark's view of the table's columns (with partition columns), for read().
         One data file: Spark takes data columns from one footer anyway, and reading
@@ -82,19 +115,49 @@ class SparkRunner:
             return None
 
 
+class LocalExpressions(Protocol):
+    """Stands in for Spark's SQL engine in an in-process build (tests): the types
+    of expressions, and their values as the rows an expression task takes."""
+
+    def types(self, texts: Sequence[str], zone: str) -> list[ExpressionType]: ...
+
+    def rows(self, job: ExpressionJob, files: list[DataFile]) -> Iterator[pa.RecordBatch]: ...
+
+
 class InProcessRunner:
-    """The same task code, run here: for tests and tools that must not start a JVM."""
+    """The same task code, run here: for tests and tools that must not start a JVM.
+    Expression indexes need Spark's SQL engine: without ``expressions`` (a
+    stand-in, for tests) a build that must compute one raises, saying so."""
 
     parallelism = 4
 
-    def __init__(self, view: SparkView | None = None) -> None:
+    def __init__(
+        self, view: SparkView | None = None, expressions: LocalExpressions | None = None
+    ) -> None:
         self._view = view or SparkView()
+        self._expressions = expressions
 
     def run(self, job: IndexJob, bins: list[list[DataFile]]) -> list[SegmentWritten]:
         return list(index_bins(job, iter(enumerate(bins))))
 
     def view(self) -> SparkView:
         return self._view
+
+    def expression_types(
+        self, read_schema: str | None, table: pa.Schema, texts: Sequence[str], zone: str
+    ) -> list[ExpressionType] | None:
+        return None if self._expressions is None else self._expressions.types(texts, zone)
+
+    def evaluate(self, job: ExpressionJob, files: list[DataFile]) -> ExpressionRun:
+        if self._expressions is None:
+            named = ", ".join(repr(t) for t in job.texts)
+            raise InvalidSpecError(
+                f"the index on expr={named} needs Spark to compute its values for "
+                f"{len(files)} new or changed files: build with Spark "
+                "(build_index(path, spark=spark) or `skipindex build`), not in-process"
+            )
+        written = index_rows(job, self._expressions.rows(job, files))
+        return ExpressionRun([written] if written is not None else [])
 
     def spark_schema(self, location: TableLocation, sample: DataFile) -> str | None:
         return None

@@ -21,7 +21,9 @@ import pyarrow as pa
 from skipindex.column_paths import column_key, split_name
 from skipindex.errors import IndexCorruptError, InvalidPredicateError
 from skipindex.expressions import prepare
-from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, children_of
+from skipindex.expressions.calls import is_expression_field
+from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, Call, children_of
+from skipindex.expressions.sql import expression_operand
 from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
@@ -179,8 +181,14 @@ def _prune(
     hidden = {p.name.lower() for p in partitions}  # a partition column hides a data column
     # Indexed columns bind in the recorded type (it holds every indexed value);
     # the others in one no file's type can be wider than (see _widening).
-    typed = binding_schema(manifest.arrow_schema, [d.column for d in manifest.indexes])
-    data_fields = [f for f in typed if f.name.lower() not in hidden]
+    indexed = {d.column for d in manifest.indexes}
+    typed = binding_schema(manifest.arrow_schema, indexed)
+    data_fields = [
+        f
+        for f in typed
+        # an expression's values, bound by its key, only while an index holds them
+        if (f.name in indexed if is_expression_field(f) else f.name.lower() not in hidden)
+    ]
     schema = pa.schema([*data_fields, *(p.field for p in partitions)])
     case_sensitive = (
         view.case_sensitive if session.case_sensitive is None else session.case_sensitive
@@ -190,7 +198,8 @@ def _prune(
     wanted = [
         d
         for d in manifest.indexes
-        if d.column in columns and split_name(d.column)[0].lower() not in hidden
+        if d.column in columns
+        and (d.expression is not None or split_name(d.column)[0].lower() not in hidden)
     ]
     # This prune's entries in the batch cache: none is evicted to make room for another.
     in_use = {_batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
@@ -265,7 +274,7 @@ def _prune(
         row_groups=groups,
         rows=rows,
         listed=listed,
-        columns=tuple(sorted({split_name(c)[0] for c in columns})),
+        columns=_top_level(columns, manifest),
     )
 
 
@@ -317,6 +326,21 @@ def _columns(predicate: BoundPredicate) -> set[str]:
         return set().union(*parts) | ({column.name} if column is not None else set())
 
     return fold(cast(AnyPredicate, predicate), children_of, visit)
+
+
+def _top_level(columns: set[str], manifest: Manifest) -> tuple[str, ...]:
+    """The top-level columns the bound predicate reads: an expression index's
+    key reads the columns of its expression."""
+    expressions = {d.column for d in manifest.indexes if d.expression is not None}
+    names = set()
+    for column in columns:
+        if column not in expressions:
+            names.add(split_name(column)[0])
+            continue
+        operand = expression_operand(column)
+        for name in operand.columns() if isinstance(operand, Call) else ():
+            names.add(name if isinstance(name, str) else name[0])
+    return tuple(sorted(names))
 
 
 def _keep_all(
