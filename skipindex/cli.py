@@ -21,13 +21,21 @@ __all__ = ["main", "parse_index_option"]
 
 
 def parse_index_option(text: str) -> IndexSpec:
-    """``KIND:COLUMN[:param=value,...]``, e.g. ``bloom:l_partkey:fpp=0.01``."""
-    kind, _, rest = text.partition(":")
-    column, _, params_text = rest.partition(":")
-    if kind not in KINDS or not column:
+    """``KIND:COLUMN[:param=value,...]``, e.g. ``bloom:l_partkey:fpp=0.01``; or an
+    expression index, ``KIND[:param=value,...]:expr=EXPRESSION``, the expression
+    being everything after the first ``:expr=`` (colons and commas included),
+    e.g. ``bloom:fpp=0.01:expr=lower(email)``."""
+    head, marker, expression = text.partition(":expr=")
+    if marker:
+        kind, _, params_text = head.partition(":")
+        column = ""
+    else:
+        kind, _, rest = text.partition(":")
+        column, _, params_text = rest.partition(":")
+    if kind not in KINDS or not (column or expression):
         raise InvalidSpecError(
-            f"bad --index {text!r}: expected KIND:COLUMN[:param=value,...] "
-            f"with KIND one of {', '.join(KINDS)}"
+            f"bad --index {text!r}: expected KIND:COLUMN[:param=value,...] or "
+            f"KIND[:param=value,...]:expr=EXPRESSION with KIND one of {', '.join(KINDS)}"
         )
     params: dict[str, Any] = {}
     for item in filter(None, params_text.split(",")):
@@ -36,6 +44,8 @@ def parse_index_option(text: str) -> IndexSpec:
             raise InvalidSpecError(f"bad parameter {item!r} in --index {text!r}: use name=value")
         params[name] = json.loads(value) if value[:1].isdigit() or value[:1] in "-." else value
     try:
+        if marker:
+            return KINDS[kind].spec(expr=expression, **params)
         return KINDS[kind].spec(column, **params)
     except (TypeError, InvalidSpecError) as exc:
         raise InvalidSpecError(f"bad parameters in --index {text!r}: {exc}") from exc
@@ -96,9 +106,13 @@ def _drop(args: argparse.Namespace) -> int:
     dropped = drop_index(
         args.path, columns=args.column or None, kinds=args.kind or None, all=args.all
     )
-    lines = [f"dropped {d.kind} on {d.column}" for d in dropped] or ["nothing to drop"]
+    lines = [f"dropped {d.kind} on {d.subject}" for d in dropped] or ["nothing to drop"]
     document = {
-        "dropped": [{"column": d.column, "kind": d.kind, "params": d.params} for d in dropped]
+        "dropped": [
+            {"column": d.column, "kind": d.kind, "params": d.params}
+            | ({"expression": d.expression} if d.expression is not None else {})
+            for d in dropped
+        ]
     }
     _emit(args, document, "\n".join(lines))
     return 0
@@ -185,7 +199,9 @@ def _parser() -> argparse.ArgumentParser:
         default=[],
         metavar="KIND:COLUMN[:k=v,...]",
         help=f"an index to add, e.g. bloom:l_partkey:fpp=0.01; KIND is one of {', '.join(KINDS)} "
-        "(repeatable). Without --index: refresh the existing definitions, or on a table with "
+        "(repeatable). An expression index: KIND[:k=v,...]:expr=EXPRESSION, e.g. "
+        "'equality_bitmap:expr=weekofyear(lo_orderdate)' (the expression is the rest of the "
+        "text). Without --index: refresh the existing definitions, or on a table with "
         "no index yet, choose indexes from the schema and the data and say why",
     )
     build.add_argument("--cores", default="*", help="local Spark cores (default: all)")
@@ -211,7 +227,12 @@ def _parser() -> argparse.ArgumentParser:
     verb("describe", "definitions, coverage and size of the index", _describe)
 
     drop = verb("drop", "drop index definitions (never touches data)", _drop)
-    drop.add_argument("--column", action="append", default=[], help="drop indexes on this column")
+    drop.add_argument(
+        "--column",
+        action="append",
+        default=[],
+        help="drop indexes on this column (or expression, as written in --index ...:expr=)",
+    )
     drop.add_argument("--kind", action="append", default=[], help="drop indexes of this kind")
     drop.add_argument("--all", action="store_true", help="drop the whole index")
 
@@ -275,7 +296,7 @@ def _kinds_help() -> str:
     lines = []
     for name, kind in KINDS.items():
         spec = kind.spec
-        params = [f for f in dataclasses.fields(spec) if f.name != "column"]
+        params = [f for f in dataclasses.fields(spec) if f.name not in ("column", "expr")]
         shown = ", ".join(f"{f.name}={f.default!r}" for f in params) or "no parameters"
         doc = (spec.__doc__ or "").strip().splitlines()[0]
         lines.append(f"  {name:<17} {shown}: {doc}")

@@ -7,14 +7,16 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skipindex._types import spark_type_name
 from skipindex.column_paths import field_at
+from skipindex.expressions.indexed import zone_of
 from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.damage import repairable
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
-from skipindex.store.manifest import load_latest, manifest_versions
+from skipindex.store.manifest import IndexDef, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
 __all__ = ["Description", "describe"]
@@ -68,8 +70,16 @@ class Description:
             lines.insert(2, f"not Parquet, left out: {shown}{more}")
         for d in self.indexes:
             params = ", ".join(f"{k}={v}" for k, v in d["params"].items())
+            subject = d["column"]
+            if d.get("expression") is not None:
+                zone = (
+                    f"computed in time zone {d['time_zone']}, which its values depend on"
+                    if d.get("zone_dependent")
+                    else "independent of the time zone"
+                )
+                subject = f"expr {d['expression']} [key {d['column']}; {zone}]"
             lines.append(
-                f"  {d['kind']:<17} {d['column']} ({d['spark_type']}) {params} "
+                f"  {d['kind']:<17} {subject} ({d['spark_type']}) {params} "
                 f"{d['bytes'] / 1e6:.3f} MB"
             )
         return "\n".join(lines)
@@ -124,14 +134,7 @@ def _describe_index(location: TableLocation) -> Description:
         path=location.user_root,
         version=manifest.version,
         versions_on_disk=len(manifest_versions(location)),
-        indexes=[
-            {
-                **asdict(d),
-                "spark_type": spark_type_name(field_at(manifest.arrow_schema, d.column).type),
-                "bytes": field_bytes.get(d.field, 0),
-            }
-            for d in manifest.indexes
-        ],
+        indexes=[_index(d, manifest.arrow_schema, field_bytes) for d in manifest.indexes],
         files_listed=len(listing),
         files_indexed=state["indexed"],
         files_stale=state["stale"],
@@ -142,6 +145,23 @@ def _describe_index(location: TableLocation) -> Description:
         segments=len(manifest.segments),
         index_bytes=sum(s.bytes for s in manifest.segments),
     )
+
+
+def _index(definition: IndexDef, schema: pa.Schema, field_bytes: dict[str, int]) -> dict[str, Any]:
+    """One definition as describe reports it: an expression index's with its
+    expression as written, key, Spark type and time zone."""
+    found = field_at(schema, definition.column)
+    out = {
+        **asdict(definition),
+        "spark_type": spark_type_name(found.type),
+        "bytes": field_bytes.get(definition.field, 0),
+    }
+    if definition.expression is None:
+        for name in ("expression", "time_zone"):
+            out.pop(name, None)
+    else:
+        out["zone_dependent"] = zone_of(found)[1]
+    return out
 
 
 def _field_bytes(location: Any, manifest: Any) -> dict[str, int]:

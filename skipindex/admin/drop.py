@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
+import pyarrow as pa
+
 from skipindex.errors import (
     ConflictError,
     IndexCorruptError,
@@ -12,11 +14,13 @@ from skipindex.errors import (
     InvalidSpecError,
     UnknownColumnError,
 )
+from skipindex.expressions.calls import is_expression_field
 from skipindex.indexes import KINDS
+from skipindex.indexing.definitions import expression_key_of
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
-from skipindex.store.manifest import IndexDef, commit, load_latest
+from skipindex.store.manifest import IndexDef, Manifest, commit, load_latest
 from skipindex.store.segments import copy_segments
 
 __all__ = ["drop_index"]
@@ -70,16 +74,11 @@ def _drop(
             return []
         if current is None:
             return []
-        indexed = {d.column for d in current.indexes}
-        for column in columns or ():
-            if column not in indexed:
-                raise UnknownColumnError(
-                    f"column '{column}' has no index; indexed columns: {', '.join(sorted(indexed))}"
-                )
+        named = None if columns is None else {_indexed_as(c, current) for c in columns}
         dropped = [
             d
             for d in current.indexes
-            if (columns is None or d.column in columns) and (kinds is None or d.kind in kinds)
+            if (named is None or d.column in named) and (kinds is None or d.kind in kinds)
         ]
         remaining = tuple(d for d in current.indexes if d not in dropped)
         if not remaining:
@@ -97,6 +96,7 @@ def _drop(
                     replace(
                         current,
                         version=current.version + 1,
+                        arrow_schema=_without_expressions(current.arrow_schema, remaining),
                         indexes=remaining,
                         segments=tuple(segments),
                         build={"dropped": len(dropped)},
@@ -111,6 +111,41 @@ def _drop(
     raise ConflictError(
         f"could not drop indexes of {location.user_root}: too many concurrent builds"
     )
+
+
+def _indexed_as(column: str, current: Manifest) -> str:
+    """The key of the indexed column or expression ``column`` names: a column's
+    key, or an expression as its definition wrote it, as its key, or written
+    otherwise (``WeekOfYear(d)`` for ``weekofyear(d)``)."""
+    keys = {d.column for d in current.indexes}
+    if column in keys:
+        return column
+    for d in current.indexes:
+        if d.expression is not None and d.expression == column:
+            return d.column
+    if any(d.expression is not None for d in current.indexes):
+        try:
+            key: str | None = expression_key_of(
+                column,
+                current.arrow_schema,
+                current.partition_columns,
+                case_sensitive=current.spark_view.case_sensitive,
+            )
+        except (InvalidSpecError, UnknownColumnError):
+            key = None
+        if key in keys:
+            return str(key)
+    shown = ", ".join(sorted(d.subject for d in current.indexes))
+    raise UnknownColumnError(
+        f"column '{column}' has no index; indexed columns and expressions: {shown}"
+    )
+
+
+def _without_expressions(schema: pa.Schema, remaining: Sequence[IndexDef]) -> pa.Schema:
+    """The schema without the fields of expressions no remaining index is on."""
+    keys = {d.column for d in remaining}
+    kept = [f for f in schema if not is_expression_field(f) or f.name in keys]
+    return pa.schema(kept, metadata=schema.metadata)
 
 
 def _delete_index(location: TableLocation) -> None:
