@@ -93,11 +93,14 @@ class ExpressionRun:
 
 
 def _normal(path: str) -> str:
-    return _SCHEME.sub("", unquote(path)).lstrip("/")
+    """A path without its scheme and leading slashes (``s3a://b/t`` and ``s3://b/t``
+    are ``b/t``)."""
+    return _SCHEME.sub("", path).lstrip("/")
 
 
 class FileMatcher:
-    """Spark's file URIs -> the build's data files."""
+    """Spark's file URIs -> the build's data files (whose paths are file names as
+    they are: never decoded, ``f%20x.parquet`` is not ``f x.parquet``)."""
 
     def __init__(self, user_root: str, files: Sequence[DataFile]) -> None:
         root = user_root.rstrip("/")
@@ -105,7 +108,7 @@ class FileMatcher:
         self.relative = {f.path: f for f in files}
 
     def __call__(self, spark_path: str) -> DataFile | None:
-        path = _normal(spark_path)
+        path = _normal(unquote(spark_path))
         found = self.exact.get(path)
         if found is not None:
             return found

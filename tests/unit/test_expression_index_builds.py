@@ -370,6 +370,14 @@ def test_spark_uris_map_back_to_the_builds_files(uri):
     assert s3("s3a://bucket/other/x.parquet") is None
 
 
+def test_a_name_that_looks_encoded_is_not_another_files_name():
+    literal, spaced = DataFile("f%20x.parquet", 1, 1), DataFile("f x.parquet", 1, 1)
+    for files in ([literal, spaced], [spaced, literal]):
+        matcher = FileMatcher("/t", files)
+        assert matcher("file:/t/f%2520x.parquet") == literal
+        assert matcher("file:/t/f%20x.parquet") == spaced
+
+
 def test_rows_that_are_not_the_files_rows_0_to_n_are_not_indexed(tmp_path):
     schema = pa.schema([expression_field("K", pa.int64(), "a + 1", "UTC", False)])
     job = ExpressionJob(
