@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -15,7 +16,7 @@ from skipindex.spark.settings import SparkView
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
 
-__all__ = ["read"]
+__all__ = ["kept_rows", "read"]
 
 
 # Above this share of the files kept, reading the folder (Spark lists it itself and
@@ -68,35 +69,60 @@ def read(
         row_level=row_level,
     )
     location = locate(path, storage_options)
+    frame = kept_rows(spark, result, location, view, row_groups=row_groups, whole=folder_frame)
+    assert frame is not None  # given ``whole``, kept_rows always returns a frame
+    # DataFrame.filter takes SQL text and (classic or Connect) Columns
+    return frame.filter(where)
+
+
+def kept_rows(
+    spark: Any,
+    result: PruneResult,
+    location: TableLocation,
+    view: SparkView,
+    *,
+    schema: Any = None,
+    row_groups: bool = True,
+    whole: Callable[[Any, Any, TableLocation, PruneResult], Any] | None = None,
+) -> Any:
+    """The rows of the files ``result`` kept, as one DataFrame (not filtered).
+
+    Typed as Spark types the whole table (partition columns over every listed
+    file, a Delta table as its log says), or as ``schema`` where given; with
+    ``row_groups``, files worth it are read by their candidate row groups (see
+    :func:`read`). Where most files are kept, reading the table itself beats
+    listing the kept ones: ``whole(spark, reader, location, result)`` reads it
+    then, and without ``whole`` this returns None there.
+    """
     root = location.user_root
     # A Delta folder holds files earlier commits removed: read only the snapshot's
     # files (never the folder), typed as the Delta log types them.
     delta = location.is_delta
-    schema = delta_spark_schema(location) if delta else _schema(result)
-    condition = where  # DataFrame.filter takes SQL text and (classic or Connect) Columns
+    if schema is None:
+        schema = delta_spark_schema(location) if delta else _schema(result)
     if not result.files:
         if schema is None:
             schema = spark.read.option("basePath", root).parquet(root).schema
-        return spark.createDataFrame([], schema).filter(condition)
+        return spark.createDataFrame([], schema)
     reader = spark.read.option("basePath", root)
     if row_groups and schema is not None and not delta:
         by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)
         if by_groups is not None:
-            return by_groups.filter(condition)
+            return by_groups
     untyped = any(p.type is None for p in result.partitions)
     listing_is_safe = not (delta or result.not_parquet or result.swapping)
     if (result.kept > FOLDER_SHARE * result.total or untyped) and listing_is_safe:
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
-        return folder_frame(spark, reader, location, result).filter(condition)
+        return None if whole is None else whole(spark, reader, location, result)
     if schema is None and result.partitions:
         # Spark would type the partition columns over the kept files only, which can
         # differ from the whole table's types: take the whole table's schema.
         schema = reader.parquet(root).schema
     if schema is not None:
         reader = reader.schema(schema)
-    return read_parquet_paths(spark, reader, result.files).filter(condition)
+    return read_parquet_paths(spark, reader, result.files)
 
 
 def _read_by_row_groups(
