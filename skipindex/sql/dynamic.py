@@ -1,0 +1,110 @@
+"""Dynamic file pruning: one side's join keys, computed with Spark, prune the other.
+
+For ``fact.fk = dim.pk`` where a fact row counts only if it matches a dim row
+(:class:`~skipindex.sql.derive.EquiJoin`) and the dim side has conditions of
+its own, Spark first runs ``SELECT DISTINCT pk FROM dim WHERE <its conditions>
+AND pk IS NOT NULL LIMIT bound + 1`` over the dim reference (itself pruned
+where it is indexed). With at most ``bound`` keys, ``fk IN (keys)`` joins the
+fact reference's predicate: every fact row the query keeps equals one of them
+(NULL never matches an equi-join). Bloom filters and equality or bit-sliced
+bitmaps skip the files holding none of the keys, whatever the keys' spread;
+min-max skips the files whose range holds none; partition folders too.
+
+The bound (:data:`MAX_KEYS`, ``sql(dynamic_keys=)``) is where the list stops
+paying: ``bench/sql_keys.py`` measures prune time against list length on
+each index kind. Any failure of the key query (an error Spark raises on a row
+the query itself would never evaluate, say) leaves the fact side as it was.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlglot import exp
+
+from skipindex.sql.derive import EquiJoin
+from skipindex.sql.text import escape, run_sql
+
+__all__ = ["MAX_KEYS", "Keys", "in_node", "join_keys", "quote"]
+
+# Measured by bench/sql_keys.py (see docs/user-guide.md, "SQL"): prune time with
+# a list of n keys grows about linearly in n on every kind; at 1,000 keys it
+# stays well under the cost of one extra Spark scan of a dimension.
+MAX_KEYS = 1000
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The keys one join's dim side yields (None: none used) and why."""
+
+    join: EquiJoin
+    values: list[Any] | None
+    note: str
+    seconds: float
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def join_keys(
+    spark: Any,
+    join: EquiJoin,
+    dim_sql: str,
+    dim_frames: dict[str, Any],
+    dim_where: str,
+    bound: int,
+) -> Keys:
+    """At most ``bound`` distinct non-NULL keys of ``join.dim_column`` over the
+    rows of ``dim_sql`` (a reference's text, ready for ``spark.sql``'s
+    formatter with ``dim_frames``) where ``dim_where`` holds."""
+    started = time.perf_counter()
+    key = quote(join.dim_column)
+    # Names are quoted, and the conditions are the query's own.
+    text = (
+        f"SELECT DISTINCT {key} FROM {dim_sql} AS __skipindex_dim "  # noqa: S608
+        f"WHERE ({escape(dim_where)}) AND {key} IS NOT NULL LIMIT {bound + 1}"
+    )
+    try:
+        rows = run_sql(spark, text, dim_frames).collect()
+    except Exception as exc:
+        message = str(exc).splitlines()[0][:200]
+        return Keys(join, None, f"the key query failed ({message})", _since(started))
+    if len(rows) > bound:
+        return Keys(join, None, f"more than {bound:,} keys", _since(started))
+    values = [row[0] for row in rows]
+    if any(_literal(v) is None for v in values):
+        return Keys(join, None, "keys of a type not listed as literals", _since(started))
+    return Keys(join, sorted(values), "", _since(started))
+
+
+def in_node(alias: str, column: str, values: list[Any]) -> exp.Expr:
+    """``alias.column IN (values)`` (``FALSE`` for no values)."""
+    literals = [_literal(v) for v in values]
+    if not literals:
+        return exp.false()
+    target = exp.column(exp.to_identifier(column), table=alias)
+    return exp.In(this=target, expressions=[v for v in literals if v is not None])
+
+
+def _literal(value: Any) -> exp.Expr | None:
+    """``value`` as a Spark SQL literal of its type, or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return exp.Literal.number(value)
+    if isinstance(value, Decimal):
+        return exp.Literal.number(format(value, "f"))
+    if isinstance(value, str):
+        return exp.Literal.string(value)
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return exp.cast(exp.Literal.string(value.isoformat()), exp.DataType.Type.DATE)
+    return None
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

@@ -1,0 +1,145 @@
+"""Moving conditions on a scope's output into the scope: through projections,
+set operations and the references of a CTE.
+
+A condition pushed into a derived table, a CTE or a set operation's branch is
+written over the scope's *output* columns (qualified by :data:`OUT`). It moves
+in only where filtering the scope's output is the same as filtering its rows
+before they are projected: a SELECT without aggregates, windows, LIMIT/OFFSET,
+HAVING or QUALIFY, and only through output columns that are plain columns of
+its sources (never through an expression, whose type or value may differ). A
+set operation (UNION [ALL], INTERSECT, EXCEPT, filtering commutes with all of
+them) passes it to each branch by position, only where every branch's column
+at that position is a column of an indexed-or-known table of one and the same
+type (a branch of another type would be widened first, and a comparison in the
+wider type can hold where one in the narrower type does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import cast
+
+from sqlglot import exp
+from sqlglot.optimizer.scope import Scope
+
+from skipindex.sql.conjuncts import Condition, replace_columns
+from skipindex.sql.references import REF
+
+__all__ = ["OUT", "combine_references", "into_branch", "into_select", "output_form", "pushable"]
+
+OUT = "__skipindex_out__"  # the qualifier of a scope's own output columns
+
+
+def pushable(select: exp.Select) -> bool:
+    """Whether filtering ``select``'s output equals filtering its rows first."""
+    if any(select.args.get(k) for k in ("group", "having", "qualify", "limit", "offset")):
+        return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        return False
+    for projection in select.expressions:
+        if projection.find(exp.AggFunc, exp.Window, exp.Anonymous) is not None:
+            return False
+    return not any(isinstance(n, exp.Window) for n in select.walk())
+
+
+def output_form(condition: Condition, alias: str) -> Condition:
+    """``condition`` over source ``alias``'s columns, as a condition on that
+    source's output (columns qualified by :data:`OUT`)."""
+    node = replace_columns(
+        condition.node, lambda c: exp.column(c.this.copy(), table=OUT) if c.table == alias else None
+    )
+    assert node is not None  # the condition names only ``alias``
+    return condition.moved(node)
+
+
+def into_select(scope: Scope, condition: Condition) -> Condition | None:
+    """``condition`` (over ``scope``'s output) over the sources of SELECT
+    ``scope``, or None where an output column is not a plain source column."""
+    outputs = _outputs(cast(exp.Select, scope.expression))
+
+    def swap(column: exp.Column) -> exp.Expr | None:
+        if column.table != OUT:
+            return None
+        source = outputs.get(column.name)
+        if not isinstance(source, exp.Column) or not isinstance(source.this, exp.Identifier):
+            return None
+        if not source.table or source.args.get("db") or source.table not in scope.sources:
+            return None
+        return source
+
+    node = replace_columns(condition.node, swap)
+    return None if node is None else condition.moved(node, "pushed")
+
+
+def _outputs(select: exp.Expr) -> dict[str, exp.Expr | None]:
+    """Output name -> the expression behind it (None where two outputs share a name)."""
+    out: dict[str, exp.Expr | None] = {}
+    for projection in select.expressions:
+        name = projection.alias_or_name
+        inner = projection.this if isinstance(projection, exp.Alias) else projection
+        out[name] = None if name in out else inner
+    return out
+
+
+def into_branch(
+    scope: Scope, branch: Scope, condition: Condition, types: Mapping[int, Mapping[str, str]]
+) -> Condition | None:
+    """``condition`` over set operation ``scope``'s output, over ``branch``'s
+    output (columns matched by position), or None (see the module's rules)."""
+    names = cast(exp.Query, scope.expression).named_selects
+    branch_names = cast(exp.Query, branch.expression).named_selects
+
+    def swap(column: exp.Column) -> exp.Expr | None:
+        if column.table != OUT or names.count(column.name) != 1:
+            return None
+        at = names.index(column.name)
+        if at >= len(branch_names) or _type_at(scope, at, types) is None:
+            return None
+        return exp.column(exp.to_identifier(branch_names[at]), table=OUT)
+
+    node = replace_columns(condition.node, swap)
+    return None if node is None else condition.moved(node, "pushed")
+
+
+def _type_at(scope: Scope, at: int, types: Mapping[int, Mapping[str, str]]) -> str | None:
+    """The one type every branch of set operation ``scope`` has at position ``at``
+    (each a plain column of a table whose columns are known), else None."""
+    found: set[str | None] = set()
+    stack = [scope]
+    while stack:
+        current = stack.pop()
+        if current.set_operation_scopes:
+            if current.expression.args.get("limit") or current.expression.args.get("offset"):
+                return None
+            stack.extend(current.set_operation_scopes)
+            continue
+        found.add(_column_type(current, at, types))
+    return found.pop() if len(found) == 1 else None
+
+
+def _column_type(scope: Scope, at: int, types: Mapping[int, Mapping[str, str]]) -> str | None:
+    select = scope.expression
+    if not isinstance(select, exp.Select) or at >= len(select.expressions):
+        return None
+    projection = select.expressions[at]
+    column = projection.this if isinstance(projection, exp.Alias) else projection
+    if not isinstance(column, exp.Column) or not isinstance(column.this, exp.Identifier):
+        return None
+    source = scope.sources.get(column.table)
+    if not isinstance(source, exp.Table) or REF not in source.meta:
+        return None
+    return types.get(source.meta[REF], {}).get(column.name)
+
+
+def combine_references(pushes: list[list[Condition] | None]) -> list[Condition] | None:
+    """What holds on every row a CTE yields to any of its references: the OR of
+    what each reference pushes (nothing, if one of them pushes nothing)."""
+    if not pushes or any(not p for p in pushes):
+        return None
+    if len(pushes) == 1:
+        return pushes[0]
+    branches = [exp.and_(*(c.node for c in push)) for push in pushes if push]
+    node = exp.or_(*(exp.paren(b) for b in branches))
+    note = f"the OR over its {len(pushes)} references"
+    return [Condition(cast(exp.Expr, node), "pushed", note)]

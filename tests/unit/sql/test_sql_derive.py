@@ -1,0 +1,257 @@
+"""What skipindex.sql derives for each table reference, from SQL text alone (no Spark):
+which conditions hold on every row a reference contributes, and which do not."""
+
+from __future__ import annotations
+
+import pytest
+
+from skipindex.sql.derive import Derivation, derive, parse
+from skipindex.sql.references import TableKey
+
+CATALOG = {
+    TableKey("name", "fact"): {
+        "id": "bigint",
+        "k1": "int",
+        "k2": "string",
+        "d": "date",
+        "ts": "timestamp",
+        "q": "int",
+        "f": "double",
+        "big": "bigint",
+    },
+    TableKey("name", "dim"): {"k1": "int", "region": "string", "grp": "int", "f": "double"},
+    TableKey("name", "dim2"): {"k2": "string", "cat": "string", "big": "bigint"},
+    TableKey("parquet", "/lake/t"): {"k1": "int", "x": "int"},
+}
+
+
+def run(query: str) -> tuple[Derivation, dict[str, str | None]]:
+    parsed = parse(query)
+    assert parsed is not None
+    derivation = derive(parsed, CATALOG)
+    names = {}
+    for ref in parsed.references:
+        if ref.number in derivation.tables:
+            names[ref.alias or ref.written] = derivation.where(ref.number)
+    return derivation, names
+
+
+def where(query: str) -> dict[str, str | None]:
+    return run(query)[1]
+
+
+def test_written_conditions_reach_their_table():
+    assert where("SELECT * FROM fact WHERE year(d) = 2020 AND q > 5 OR id = 1") == {
+        "fact": "(YEAR(`d`) = 2020 AND `q` > 5 OR `id` = 1)"
+    }
+
+
+def test_conditions_that_prune_cannot_use_are_dropped():
+    assert (
+        where(
+            "SELECT * FROM fact WHERE coalesce(q, 0) = 0 AND my_udf(id) "
+            "AND id IN (SELECT k1 FROM dim) AND k1 = 3"
+        )["fact"]
+        == "(`k1` = 3)"
+    )
+
+
+def test_inner_join_conditions_and_transfer_across_equal_columns():
+    found = where(
+        "SELECT * FROM fact f JOIN dim a ON f.k1 = a.k1 AND a.grp = 2 "
+        "WHERE a.region = 'ASIA' AND f.q BETWEEN 1 AND 3 AND a.k1 < 10"
+    )
+    assert found == {
+        "f": "(`q` BETWEEN 1 AND 3) AND (`k1` < 10)",
+        "a": "(`region` = 'ASIA') AND (`k1` < 10) AND (`grp` = 2)",
+    }
+
+
+def test_no_transfer_between_different_types():
+    assert where("SELECT * FROM fact f JOIN dim2 b ON f.k1 = b.big WHERE b.big = 3")["f"] is None
+    assert where("SELECT * FROM fact f JOIN dim a ON f.f = a.f WHERE a.f = 0.0")["f"] is None
+    assert where("SELECT * FROM fact f JOIN dim a ON f.id = a.k1 WHERE a.k1 = 3")["f"] is None
+
+
+def test_left_join():
+    found = where(
+        "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 AND a.grp = 3 AND f.q = 1 "
+        "WHERE a.region IS NULL AND f.id > 7"
+    )
+    # WHERE on the null-supplying side, ON on the preserved side: neither filters.
+    assert found == {"f": "(`id` > 7)", "a": "(`grp` = 3)"}
+
+
+def test_right_and_full_joins():
+    assert where(
+        "SELECT * FROM dim a RIGHT JOIN fact f ON f.k1 = a.k1 AND a.grp = 1 AND f.q = 2 "
+        "WHERE f.id = 3 AND a.region = 'EU'"
+    ) == {"a": "(`grp` = 1)", "f": "(`id` = 3)"}
+    assert where(
+        "SELECT * FROM fact f FULL JOIN dim a ON f.k1 = a.k1 AND a.grp = 1 WHERE f.id = 3"
+    ) == {"f": None, "a": None}
+
+
+def test_null_supplying_side_of_an_earlier_left_join_stays_so():
+    found = where(
+        "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 JOIN dim2 b ON a.region = b.cat "
+        "AND a.grp = 1 AND b.cat = 'x'"
+    )
+    assert found["a"] is None  # a.grp = 1 in a later inner ON: a was null-supplying there
+    assert found["b"] == "(`cat` = 'x')"
+
+
+def test_semi_and_anti_joins():
+    assert where(
+        "SELECT * FROM fact f LEFT SEMI JOIN dim a ON f.k1 = a.k1 AND a.grp = 2 AND f.q = 1"
+    ) == {"f": "(`q` = 1)", "a": "(`grp` = 2)"}
+    assert where(
+        "SELECT * FROM fact f LEFT ANTI JOIN dim a ON f.k1 = a.k1 AND a.grp = 2 AND f.q = 1"
+    ) == {"f": None, "a": "(`grp` = 2)"}
+
+
+def test_cte_referenced_twice_gets_the_or_of_both():
+    found = where(
+        "WITH c AS (SELECT id, k1 FROM fact WHERE q < 10) "
+        "SELECT * FROM c x JOIN c y ON x.id = y.id WHERE x.k1 = 1 AND y.k1 = 2"
+    )
+    assert found == {"fact": "(`q` < 10) AND ((`k1` = 1) OR (`k1` = 2))"}
+
+
+def test_cte_reference_without_conditions_pushes_nothing():
+    found = where(
+        "WITH c AS (SELECT id, k1 FROM fact) SELECT * FROM c UNION ALL SELECT * FROM c WHERE k1 = 2"
+    )
+    assert found == {"fact": None}
+
+
+def test_derived_tables_with_aggregates_windows_or_limits_take_nothing_from_outside():
+    for inner in (
+        "SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY k1",
+        "SELECT k1, row_number() OVER (ORDER BY id) AS n FROM fact WHERE q = 1",
+        "SELECT k1, q AS n FROM fact WHERE q = 1 LIMIT 5",
+        "SELECT k1, max(q) AS n FROM fact WHERE q = 1",
+    ):
+        assert where(f"SELECT * FROM ({inner}) g WHERE g.k1 = 5") == {"fact": "(`q` = 1)"}, inner
+
+
+def test_derived_table_passes_plain_columns_only():
+    found = where(
+        "SELECT * FROM (SELECT id AS i, k1 + 1 AS k, q FROM fact) t WHERE t.i = 1 AND t.k = 2"
+        " AND t.q > 3"
+    )
+    assert found == {"fact": "(`id` = 1) AND (`q` > 3)"}
+
+
+def test_union_branches_of_one_type():
+    found = where(
+        "SELECT * FROM (SELECT k1 FROM fact WHERE q = 1 UNION ALL SELECT k1 FROM dim) u "
+        "WHERE u.k1 = 5"
+    )
+    assert found == {"fact": "(`q` = 1) AND (`k1` = 5)", "dim": "(`k1` = 5)"}
+
+
+def test_union_branches_of_different_types_take_nothing():
+    # int and bigint: the union is bigint, and 5 is compared after widening.
+    found = where(
+        "SELECT * FROM (SELECT k1 FROM fact UNION ALL SELECT big FROM dim2) u WHERE k1 = 5"
+    )
+    assert found == {"fact": None, "dim2": None}
+    found = where("SELECT * FROM (SELECT k1 FROM fact UNION SELECT 7) u WHERE k1 = 5")
+    assert found == {"fact": None}
+
+
+def test_subqueries_keep_their_own_conditions_only():
+    found = where(
+        "SELECT * FROM fact f WHERE EXISTS (SELECT 1 FROM dim a WHERE a.k1 = f.k1 AND a.grp = 1)"
+        " AND f.k1 NOT IN (SELECT k1 FROM dim2 WHERE cat = 'x')"
+    )
+    assert found == {"f": None, "a": "(`grp` = 1)", "dim2": "(`cat` = 'x')"}
+
+
+def test_equi_joins_are_dynamic_candidates_where_the_fact_must_match():
+    derivation, _ = run(
+        "SELECT * FROM fact f JOIN dim a ON f.k1 = a.k1 LEFT JOIN dim2 b ON f.k2 = b.k2 "
+        "WHERE a.region = 'ASIA'"
+    )
+    pairs = {(j.fact, j.fact_column, j.dim, j.dim_column) for j in derivation.joins}
+    assert (0, "k1", 1, "k1") in pairs  # fact rows must match a dim row
+    assert (1, "k1", 0, "k1") in pairs
+    assert (2, "k2", 0, "k2") in pairs  # b is null-supplying: b rows must match f
+    assert (0, "k2", 2, "k2") not in pairs  # f is preserved by the LEFT JOIN
+
+
+def test_in_subquery_is_a_dynamic_candidate():
+    derivation, found = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim WHERE grp = 1)")
+    assert [(j.fact, j.dim) for j in derivation.joins] == [(0, 1)]
+    assert found == {"fact": None, "dim": "(`grp` = 1)"}
+    derivation, _ = run("SELECT * FROM fact WHERE k1 NOT IN (SELECT k1 FROM dim WHERE grp = 1)")
+    assert derivation.joins == []
+
+
+def test_dynamic_candidates_need_joinable_key_types():
+    derivation, _ = run("SELECT * FROM fact f JOIN dim a ON f.k2 = a.k1 WHERE a.grp = 1")
+    assert derivation.joins == []  # string = int compares as numbers in Spark
+    derivation, _ = run("SELECT * FROM fact f JOIN dim a ON f.f = a.f WHERE a.grp = 1")
+    assert derivation.joins == []  # doubles: -0.0 joins 0.0
+    derivation, _ = run("SELECT * FROM fact f JOIN dim a ON f.big = a.k1 WHERE a.grp = 1")
+    assert {(j.fact, j.dim) for j in derivation.joins} == {(0, 1), (1, 0)}  # ints of any width
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "SELECT *, rand(1) FROM fact WHERE q = 1",
+        "SELECT monotonically_increasing_id() FROM fact WHERE q = 1",
+        "SELECT input_file_name() FROM fact WHERE q = 1",
+        "SELECT _metadata.file_path FROM fact WHERE q = 1",
+        "SELECT * FROM fact WHERE q = 1 AND uuid() IS NOT NULL",
+    ],
+)
+def test_layout_dependent_queries_run_as_written(query):
+    derivation, _ = run(query)
+    assert derivation.why_whole is not None
+    assert derivation.conditions == {}
+
+
+def test_using_and_natural_joins():
+    found = where("SELECT * FROM fact JOIN dim USING (k1) WHERE k1 = 3 AND q = 1")
+    assert found == {"fact": "(`q` = 1)", "dim": None}
+    # An inner natural join filters both sides; a common column (k1) is coalesced.
+    found = where("SELECT * FROM fact NATURAL JOIN dim WHERE q = 1 AND k1 = 2")
+    assert found == {"fact": "(`q` = 1)", "dim": None}
+    found = where("SELECT * FROM fact NATURAL LEFT JOIN dim WHERE grp = 1 AND q = 1")
+    assert found == {"fact": "(`q` = 1)", "dim": None}
+
+
+def test_names_are_case_insensitive_and_paths_resolve():
+    assert where("SELECT * FROM FACT WHERE Q = 1 AND fact.K1 = 2") == {
+        "FACT": "(`q` = 1) AND (`k1` = 2)"
+    }
+    assert where("SELECT * FROM parquet.`/lake/t` WHERE x > 1") == {
+        "parquet.`/lake/t`": "(`x` > 1)"
+    }
+
+
+def test_unknown_tables_and_columns_derive_nothing_for_them():
+    assert where("SELECT * FROM fact f JOIN other o ON f.k1 = o.k1 WHERE o.z = 1 AND f.q = 2") == {
+        "f": "(`q` = 2)"
+    }
+    assert where("SELECT * FROM fact WHERE nope = 1") == {"fact": None}
+
+
+def test_a_cte_named_like_a_table_is_not_the_table():
+    assert where(
+        "WITH dim AS (SELECT k1 FROM fact WHERE q = 1) SELECT * FROM dim WHERE k1 = 2"
+    ) == {"fact": "(`q` = 1) AND (`k1` = 2)"}
+
+
+def test_pushed_through_nested_derived_tables_and_set_operations():
+    found = where(
+        "SELECT * FROM (SELECT * FROM (SELECT id, d FROM fact a WHERE q = 1 "
+        "UNION ALL SELECT id, d FROM fact b) v) w WHERE w.d > DATE '2020-01-01'"
+    )
+    assert found == {
+        "a": "(`q` = 1) AND (`d` > CAST('2020-01-01' AS DATE))",
+        "b": "(`d` > CAST('2020-01-01' AS DATE))",
+    }

@@ -1,0 +1,89 @@
+"""The text skipindex.sql hands Spark, and the key lists it hands prune (no Spark)."""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+
+import pytest
+
+from skipindex.expressions import parse_sql
+from skipindex.expressions.nodes import In
+from skipindex.sql.conjuncts import render
+from skipindex.sql.derive import parse
+from skipindex.sql.dynamic import in_node
+from skipindex.sql.references import TableKey
+from skipindex.sql.text import placeholder, substitute
+
+
+def test_references_spans_and_keys():
+    text = "SELECT * FROM lineorder l JOIN `Customer` ON x = y, parquet.`/a/b` WHERE 1 = 1"
+    parsed = parse(text)
+    assert parsed is not None
+    refs = parsed.references
+    assert [text[r.start : r.end] for r in refs] == ["lineorder", "`Customer`", "parquet.`/a/b`"]
+    assert [r.key for r in refs] == [
+        TableKey("name", "lineorder"),
+        TableKey("name", "customer"),
+        TableKey("parquet", "/a/b"),
+    ]
+    assert [r.alias for r in refs] == ["l", None, None]
+    assert refs[0].replacement("{v}") == "{v}"  # its alias qualifies its columns
+    assert refs[1].replacement("{v}") == "{v} AS `Customer`"  # so does its own name
+    assert refs[2].replacement("{v}") == "{v}"  # a path qualifies nothing
+
+
+def test_case_sensitive_names_keep_their_case():
+    parsed = parse("SELECT * FROM LineOrder", case_sensitive=True)
+    assert parsed is not None
+    assert parsed.references[0].key == TableKey("name", "LineOrder")
+
+
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("SELECT * FROM t TABLESAMPLE (10 PERCENT)", "sample"),
+        ("SELECT * FROM t VERSION AS OF 3", "version"),
+        ("SELECT * FROM t AS x(a, b)", "column aliases"),
+        ("SELECT * FROM db.t", "qualified"),
+        ("SELECT * FROM range(10)", "not a plain table name"),
+    ],
+)
+def test_references_that_are_never_replaced(text, why):
+    parsed = parse(text)
+    assert parsed is not None
+    assert why in (parsed.references[0].why_whole or "")
+
+
+def test_not_one_query():
+    assert parse("SELECT 1; SELECT 2") is None
+    assert parse("INSERT INTO t VALUES (1)") is None
+    assert parse("SELECT FROM WHERE (") is None
+
+
+def test_substitute_escapes_every_brace_but_the_placeholders():
+    text = "SELECT '{x}', '}' FROM t WHERE s = '{{'"
+    start = text.index("t WHERE")
+    formatted = substitute(text, {(start, start + 1): "{" + placeholder(0) + "}"})
+    assert formatted.format(**{placeholder(0): "VIEW"}) == text.replace(" t WHERE", " VIEW WHERE")
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["it's", "a\\b", "x\ny", "日本", "\x00z", "{}", "%_", "", "'", "\\"],
+        [1, -5, 2**63 - 1, -(2**63)],
+        [Decimal("1.50"), Decimal("-0.01"), Decimal("1E+3")],
+        [datetime.date(1994, 1, 1), datetime.date(1, 1, 1), datetime.date(9999, 12, 31)],
+    ],
+)
+def test_key_lists_read_back_as_the_same_values(values):
+    predicate = parse_sql(render(in_node("f", "k", values)))
+    assert isinstance(predicate, In)
+    epoch = datetime.date(1970, 1, 1)
+    expected = [(v - epoch).days if isinstance(v, datetime.date) else v for v in values]
+    assert [literal.value for literal in predicate.literals] == expected
+
+
+def test_no_keys_is_false():
+    assert render(in_node("f", "k", [])) == "FALSE"
