@@ -38,6 +38,9 @@ from skipindex.indexing.suggest import Suggestion, suggest_indexes
 from skipindex.layout.cluster import ClusterReport, cluster
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import read
+from skipindex.sql.catalog import register
+from skipindex.sql.plan import SqlPlan
+from skipindex.sql.query import sql, sql_plan
 from skipindex.store.vacuum import vacuum
 
 __version__ = "0.1.0"
@@ -60,6 +63,7 @@ __all__ = [
     "RangeBitmap",
     "RepairReport",
     "SkipIndexError",
+    "SqlPlan",
     "Suggestion",
     "TableChangedError",
     "UnknownColumnError",
@@ -74,7 +78,10 @@ __all__ = [
     "drop_index",
     "prune",
     "read",
+    "register",
     "repair",
+    "sql",
+    "sql_plan",
     "suggest_indexes",
     "vacuum",
 ]

@@ -20,7 +20,7 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import NotATableError, UnsupportedTableError
 
-__all__ = ["DELTA_LOG", "delta_arrow_schema", "delta_files", "is_delta"]
+__all__ = ["DELTA_LOG", "delta_arrow_schema", "delta_files", "delta_version", "is_delta"]
 
 DELTA_LOG = "_delta_log"
 
@@ -90,6 +90,11 @@ def _delta_options(options: dict[str, str]) -> dict[str, str]:
 def delta_arrow_schema(uri: str, user_root: str, options: dict[str, str]) -> pa.Schema:
     """The table's schema as the Delta log states it (partition columns typed)."""
     return pa.schema(_open(uri, user_root, options).schema().to_arrow())
+
+
+def delta_version(uri: str, user_root: str, options: dict[str, str]) -> int:
+    """The version of the table's current snapshot."""
+    return int(_open(uri, user_root, options).version())
 
 
 def _open(uri: str, user_root: str, options: dict[str, str]) -> Any:

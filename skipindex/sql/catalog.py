@@ -1,0 +1,204 @@
+"""The tables a query names: views :func:`register` made, paths, and their schemas.
+
+``register(spark, name, path)`` makes a temporary view that reads the table as
+Spark reads ``parquet.`path```: the view's SQL names the path, so each query
+lists the folder again (new files show, as with the path itself). A Delta
+table's view is its snapshot's files (the folder also holds removed files),
+typed as the Delta log types them, and remembers the snapshot's version.
+The registration is remembered per session; a query uses it only while the
+view of that name is still the one registered (a view replaced since is just
+a view).
+
+For every table a query names, :func:`resolve` asks Spark for its schema, as
+the query will see it: what qualifies columns, what a view over the kept files
+must be typed as, and (for an indexed table) where its index is.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from skipindex.errors import SkipIndexError
+from skipindex.reading.read import delta_spark_schema
+from skipindex.spark.session import read_parquet_paths
+from skipindex.sql.derive import Catalog, Parsed
+from skipindex.sql.references import TableKey
+from skipindex.store.delta import delta_version
+from skipindex.store.location import StorageOptions, TableLocation, locate
+
+__all__ = ["Registration", "Source", "register", "resolve"]
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A view :func:`register` made."""
+
+    name: str
+    path: str
+    storage_options: tuple[tuple[str, str], ...]
+    view_text: str | None  # Parquet: the view's SQL
+    frame: Any  # Delta: the DataFrame the view is
+    delta_version: int | None
+
+
+@dataclass(frozen=True)
+class Source:
+    """An indexed table a reference reads, typed as the reference sees it."""
+
+    path: str
+    location: TableLocation
+    storage_options: tuple[tuple[str, str], ...]
+    schema: Any  # pyspark StructType
+    must_replace: bool = False  # Spark cannot read the reference itself (delta. paths)
+    delta_version: int | None = None  # a registered Delta view's snapshot
+
+
+_registrations: weakref.WeakKeyDictionary[Any, dict[str, Registration]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def register(
+    spark: Any, name: str, path: str, *, storage_options: StorageOptions | None = None
+) -> None:
+    """Make ``name`` a temporary view of the table at ``path`` that :func:`sql`
+    prunes with the table's index (replacing a view of that name)."""
+    location = locate(path, storage_options)
+    options = tuple(sorted((storage_options or {}).items()))
+    quoted = "`" + name.replace("`", "``") + "`"
+    if location.is_delta:
+        version = delta_version(location.uri, location.user_root, dict(location.options))
+        frame = _delta_frame(spark, location)
+        frame.createOrReplaceTempView(name)
+        entry = Registration(name, location.user_root, options, None, frame, version)
+    else:
+        text = f"SELECT * FROM parquet.{_path_sql(location.user_root)}"  # noqa: S608
+        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quoted} AS {text}")
+        entry = Registration(name, location.user_root, options, text, None, None)
+    _registrations.setdefault(spark, {})[name.lower()] = entry
+
+
+def _path_sql(path: str) -> str:
+    return "`" + path.replace("`", "``") + "`"
+
+
+def _delta_frame(spark: Any, location: TableLocation) -> Any:
+    """Every file of the Delta table's current snapshot, typed as its log says."""
+    listing = location.list_table()
+    schema = delta_spark_schema(location)
+    paths = location.user_paths(listing, listing.in_order())
+    if not paths:
+        return spark.createDataFrame([], schema)
+    reader = spark.read.option("basePath", location.user_root).schema(schema)
+    return read_parquet_paths(spark, reader, paths)
+
+
+def registration(spark: Any, name: str, case_sensitive: bool) -> Registration | None:
+    """The registration behind view ``name``, if the view is still the one
+    :func:`register` made."""
+    entries = _registrations.get(spark, {})
+    entry = entries.get(name.lower())
+    if entry is None or (case_sensitive and entry.name != name):
+        return None
+    return entry if _still_registered(spark, entry) else None
+
+
+def _still_registered(spark: Any, entry: Registration) -> bool:
+    if entry.view_text is not None:
+        text = _view_text(spark, entry.name)
+        if text is not None:
+            return text == entry.view_text
+    try:
+        current = spark.table(_quoted(entry.name))
+        expected = entry.frame if entry.frame is not None else spark.sql(entry.view_text)
+        return bool(current.sameSemantics(expected))
+    except Exception:
+        return False
+
+
+def _view_text(spark: Any, name: str) -> str | None:
+    """A temporary view's SQL (classic sessions; None where it is out of reach)."""
+    try:
+        found = spark._jsparkSession.sessionState().catalog().getRawTempView(name)
+        if not found.isDefined():
+            return ""
+        text = found.get().tableMeta().viewText()
+        return str(text.get()) if text.isDefined() else ""
+    except Exception:
+        return None
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def resolve(spark: Any, parsed: Parsed) -> tuple[Catalog, dict[TableKey, Source]]:
+    """The schema of every table ``parsed`` names (as column -> Spark type, for
+    :func:`~skipindex.sql.derive.derive`), and the indexed ones' sources."""
+    catalog: dict[TableKey, Mapping[str, str]] = {}
+    sources: dict[TableKey, Source] = {}
+    ctes = _cte_names(parsed)
+    for reference in parsed.references:
+        key = reference.key
+        if key in catalog or key.kind == "other" or (key.kind == "name" and key.name in ctes):
+            continue
+        found = _source(spark, key, parsed.case_sensitive)
+        schema = found.schema if found is not None else _schema_of(spark, key)
+        if schema is None:
+            continue
+        if found is not None:
+            sources[key] = found
+        catalog[key] = _columns(schema, parsed.case_sensitive)
+    return catalog, sources
+
+
+def _cte_names(parsed: Parsed) -> set[str]:
+    from sqlglot import exp
+
+    names = {cte.alias_or_name for cte in parsed.tree.find_all(exp.CTE)}
+    return names if parsed.case_sensitive else {n.lower() for n in names}
+
+
+def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
+    try:
+        if key.kind == "name":
+            entry = registration(spark, key.name, case_sensitive)
+            if entry is None:
+                return None
+            location = locate(entry.path, dict(entry.storage_options))
+            schema = spark.table(_quoted(entry.name)).schema
+            return Source(
+                entry.path, location, entry.storage_options, schema, False, entry.delta_version
+            )
+        location = locate(key.name)
+        if key.kind == "parquet":
+            if location.is_delta:
+                return None  # Spark reads the folder's files, removed ones included
+            return Source(key.name, location, (), _schema_of(spark, key))
+        if key.kind == "delta" and location.is_delta:
+            schema = _schema_of(spark, key)  # with Spark's Delta connector, its schema
+            if schema is not None:
+                return Source(key.name, location, (), schema)
+            return Source(key.name, location, (), delta_spark_schema(location), True)
+    except (SkipIndexError, OSError, ValueError):
+        return None
+    return None
+
+
+def _schema_of(spark: Any, key: TableKey) -> Any:
+    """The schema Spark gives the reference (None where Spark cannot read it)."""
+    text = _quoted(key.name) if key.kind == "name" else f"{key.kind}.{_path_sql(key.name)}"
+    try:
+        return spark.sql(f"SELECT * FROM {text}").schema  # noqa: S608
+    except Exception:
+        return None
+
+
+def _columns(schema: Any, case_sensitive: bool) -> dict[str, str]:
+    return {
+        (f.name if case_sensitive else f.name.lower()): f.dataType.simpleString()
+        for f in schema.fields
+    }

@@ -1,0 +1,102 @@
+"""One reference pruned: its predicate through :func:`~skipindex.prune`, and a
+DataFrame of the kept files typed exactly as the reference is.
+
+The frame is :func:`~skipindex.reading.read.kept_rows`, read()'s own reading
+path (basePath for partition folders, row groups where they pay, the empty
+table's schema when nothing is kept), given the schema Spark gives the
+reference itself, and checked against it: a frame whose schema differs in any
+way (names, order, types, nullability) is not used. It is not filtered:
+Spark applies the query's own conditions, so a predicate that only prunes
+(carried across a join, or the keys of another table) never filters a row.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from skipindex.errors import SkipIndexError
+from skipindex.pruning.prune import PruneResult, prune
+from skipindex.reading.read import kept_rows
+from skipindex.spark.settings import SparkView
+from skipindex.sql.catalog import Source
+from skipindex.store.delta import delta_version
+
+__all__ = ["Pruned", "prune_source"]
+
+_MOVED_ON = "the Delta table has new commits since register(): read as registered"
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What pruning one reference gave: the frame to read (None: the reference is
+    read as written) and why."""
+
+    where: str | None
+    result: PruneResult | None
+    frame: Any
+    note: str
+    seconds: float
+
+
+def prune_source(
+    spark: Any, source: Source, where: str | None, view: SparkView, *, row_groups: bool = True
+) -> Pruned:
+    """The files of ``source`` that can hold a row for which ``where`` is TRUE."""
+    started = time.perf_counter()
+
+    def done(result: PruneResult | None, frame: Any, note: str) -> Pruned:
+        return Pruned(where, result, frame, note, time.perf_counter() - started)
+
+    if where is None and not source.must_replace:
+        return done(None, None, "no condition holds on every row it contributes")
+    if source.delta_version is not None and not _same_snapshot(source):
+        return done(None, None, _MOVED_ON)
+    try:
+        result = prune(
+            source.path,
+            where or "TRUE",
+            time_zone=view.time_zone,
+            case_sensitive=view.case_sensitive,
+            storage_options=dict(source.storage_options) or None,
+        )
+    except SkipIndexError as exc:
+        if not source.must_replace:
+            return done(None, None, f"not pruned: {exc}")
+        result = prune(source.path, "TRUE", storage_options=dict(source.storage_options) or None)
+    if source.delta_version is not None and not _same_snapshot(source):
+        return done(result, None, _MOVED_ON)
+    if result.kept == result.total and not source.must_replace:
+        return done(result, None, "every file can hold a match: read as written")
+    frame = kept_rows(
+        spark, result, source.location, view, schema=source.schema, row_groups=row_groups
+    )
+    if frame is None:
+        return done(result, None, "most files can hold a match: Spark reads the table itself")
+    frame = _typed_as(frame, source.schema)
+    if frame is None:
+        return done(result, None, "a view of the kept files is typed otherwise: read as written")
+    return done(result, frame, "")
+
+
+def _same_snapshot(source: Source) -> bool:
+    location = source.location
+    try:
+        current = delta_version(location.uri, location.user_root, dict(location.options))
+    except SkipIndexError:
+        return False
+    return current == source.delta_version
+
+
+def _typed_as(frame: Any, schema: Any) -> Any:
+    """``frame`` with exactly ``schema`` (columns reordered if that is all that
+    differs), or None."""
+    if frame.schema == schema:
+        return frame
+    if sorted(frame.schema.names) != sorted(schema.names) or len(set(schema.names)) != len(
+        schema.names
+    ):
+        return None
+    ordered = frame.select(*("`" + n.replace("`", "``") + "`" for n in schema.names))
+    return ordered if ordered.schema == schema else None

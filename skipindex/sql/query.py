@@ -1,0 +1,247 @@
+"""``sql(spark, query)``: Spark SQL over indexed tables, each reference pruned.
+
+1. Parse the query and find its table references (:mod:`.references`); ask
+   Spark for the schema of each table they name (:mod:`.catalog`).
+2. Derive, per reference, what holds on every row it contributes
+   (:mod:`.derive`), and prune each indexed reference with it
+   (:mod:`.frames`).
+3. Dynamic pruning: for each equi-join whose other side has conditions of its
+   own and few keys, add ``key IN (keys)`` and prune again (:mod:`.dynamic`).
+4. Run the user's own text with each pruned reference's name replaced by a
+   view of its kept files (:mod:`.text`).
+
+Whatever is not understood is read as written: a query sqlglot cannot parse,
+a table it cannot resolve, a condition it cannot move, a join it does not
+model. The rows are always the rows ``spark.sql(query)`` returns.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from skipindex.errors import SkipIndexError
+from skipindex.spark.settings import SparkView
+from skipindex.sql.catalog import Source, resolve
+from skipindex.sql.conjuncts import Condition, render
+from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
+from skipindex.sql.dynamic import MAX_KEYS, Keys, in_node, join_keys
+from skipindex.sql.frames import Pruned, prune_source
+from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
+from skipindex.sql.references import Reference
+from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
+from skipindex.sql.text import escape, placeholder, run_sql, substitute
+from skipindex.store.manifest import load_latest
+
+__all__ = ["sql", "sql_plan"]
+
+
+def sql(spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True) -> Any:
+    """The rows ``spark.sql(query)`` returns, reading only the files of indexed
+    tables that can hold rows the query uses.
+
+    Tables are views :func:`~skipindex.register` made, or ``parquet.`/path```
+    and ``delta.`/path``` in the query. Each reference to one is pruned with
+    the conditions every row it contributes must meet: the query's own, those
+    of the query around a derived table, CTE or set operation, those carried
+    across inner equi-joins and, with ``dynamic_keys`` > 0, the keys of the
+    other side of an equi-join where that side is filtered and has at most
+    ``dynamic_keys`` distinct keys. :func:`~skipindex.sql_plan` says what was
+    done, per reference.
+    """
+    return sql_plan(spark, query, dynamic_keys=dynamic_keys, row_groups=row_groups).frame
+
+
+def sql_plan(
+    spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True
+) -> SqlPlan:
+    """:func:`sql`, with the plan: per reference, the predicate it was pruned
+    with, where each condition came from, and the files kept
+    (``plan.frame`` is the DataFrame, ``plan.explain()`` the account)."""
+    started = time.perf_counter()
+    view = SparkView.of_session(spark)
+    parsed = parse(query, view.case_sensitive)
+    if parsed is None:
+        note = "not one query sqlglot can parse: Spark runs it as written"
+        return SqlPlan(query, spark.sql(query), note=note, seconds=_since(started))
+    catalog, sources = resolve(spark, parsed)
+    derivation = derive(parsed, catalog)
+    run = _Run(spark, parsed, derivation, sources, view, row_groups)
+    run.prune_static()
+    if dynamic_keys > 0 and derivation.why_whole is None:
+        run.prune_dynamic(dynamic_keys)
+    frame = run.frame()
+    return SqlPlan(
+        query,
+        frame,
+        run.plans(),
+        run.join_keys,
+        derivation.why_whole or "",
+        seconds=_since(started),
+    )
+
+
+class _Run:
+    """One query being pruned."""
+
+    def __init__(
+        self,
+        spark: Any,
+        parsed: Parsed,
+        derivation: Derivation,
+        sources: dict[Any, Source],
+        view: SparkView,
+        row_groups: bool,
+    ) -> None:
+        self.spark, self.parsed, self.derivation = spark, parsed, derivation
+        self.sources, self.view, self.row_groups = sources, view, row_groups
+        self.by_number = {r.number: r for r in parsed.references}
+        self.conditions = {n: list(c) for n, c in derivation.conditions.items()}
+        self.pruned: dict[int, Pruned] = {}
+        self.join_keys: list[JoinKeys] = []
+        self.indexed = [
+            r
+            for r in parsed.references
+            if r.why_whole is None
+            and r.key in sources
+            and (r.number in derivation.tables or sources[r.key].must_replace)
+        ]
+
+    def _where(self, number: int) -> str | None:
+        found = self.conditions.get(number) or []
+        return " AND ".join(f"({render(c.node)})" for c in found) or None
+
+    def _prune(self, reference: Reference) -> None:
+        self.pruned[reference.number] = prune_source(
+            self.spark,
+            self.sources[reference.key],
+            self._where(reference.number),
+            self.view,
+            row_groups=self.row_groups,
+        )
+
+    def prune_static(self) -> None:
+        for reference in self.indexed:
+            self._prune(reference)
+
+    def prune_dynamic(self, bound: int) -> None:
+        indexed = {r.number for r in self.indexed}
+        seen: set[tuple[int, str, int, str]] = set()
+        grown: set[int] = set()
+        for join in self.derivation.joins:
+            key = (join.fact, join.fact_column, join.dim, join.dim_column)
+            if key in seen or join.fact not in indexed:
+                continue
+            seen.add(key)
+            dim = self.by_number[join.dim]
+            dim_where = self.derivation.where(join.dim)
+            fact = self.by_number[join.fact]
+            if dim_where is None or dim.why_whole is not None:
+                continue  # the other side is not filtered: its keys are all keys
+            before = self.pruned.get(join.fact)
+            if before is not None and before.result is not None and not before.result.files:
+                continue  # nothing left to prune
+            if not self._has_index(fact, join.fact_column):
+                self._keys(join, None, "no index on the column", 0.0)
+                continue
+            if not self._smaller(dim, fact):
+                self._keys(
+                    join, None, "its side is not much smaller than the side it would prune", 0.0
+                )
+                continue
+            keys = self._dim_keys(join, dim, dim_where, bound)
+            self._keys(join, keys.values, keys.note, keys.seconds)
+            if keys.values is None:
+                continue
+            alias = fact.alias or fact.written
+            node = in_node(alias, join.fact_column, keys.values)
+            note = f"{len(keys.values):,} keys of {dim.written} through {join.text}"
+            self.conditions.setdefault(join.fact, []).append(Condition(node, "dynamic", note))
+            grown.add(join.fact)
+        for number in grown:
+            self._prune(self.by_number[number])
+
+    def _smaller(self, dim: Reference, fact: Reference) -> bool:
+        """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact``'s bytes."""
+        sizes = [
+            reference_bytes(self.spark, r, self.sources.get(r.key), self.pruned.get(r.number))
+            for r in (dim, fact)
+        ]
+        if sizes[0] is None or sizes[1] is None:
+            return True
+        return sizes[0] * KEY_SIDE_SHARE <= sizes[1]
+
+    def _has_index(self, reference: Reference, column: str) -> bool:
+        source = self.sources[reference.key]
+        try:
+            manifest = load_latest(source.location)
+        except (SkipIndexError, OSError):
+            return False
+        if manifest is None:
+            return False
+        wanted = column.lower()
+        columns = {
+            str(getattr(d, "column", "") or "").lower()
+            for d in manifest.indexes
+            if getattr(d, "expression", None) is None
+        }
+        return wanted in columns or wanted in {p.lower() for p in manifest.partition_columns}
+
+    def _dim_keys(self, join: EquiJoin, dim: Reference, dim_where: str, bound: int) -> Keys:
+        pruned = self.pruned.get(dim.number)
+        if pruned is not None and pruned.frame is not None:
+            name = placeholder(dim.number)
+            return join_keys(
+                self.spark, join, "{" + name + "}", {name: pruned.frame}, dim_where, bound
+            )
+        return join_keys(self.spark, join, escape(dim.written), {}, dim_where, bound)
+
+    def _keys(self, join: EquiJoin, values: list[Any] | None, note: str, seconds: float) -> None:
+        fact, dim = self.by_number[join.fact], self.by_number[join.dim]
+        count = len(values) if values is not None else None
+        self.join_keys.append(JoinKeys(join.text, fact.written, dim.written, count, note, seconds))
+
+    def frame(self) -> Any:
+        replaced = {n: p for n, p in self.pruned.items() if p.frame is not None}
+        if not replaced:
+            return self.spark.sql(self.parsed.text)
+        spans = {}
+        for number in replaced:
+            reference = self.by_number[number]
+            spans[(reference.start, reference.end)] = reference.replacement(
+                "{" + placeholder(number) + "}"
+            )
+        frames = {placeholder(n): p.frame for n, p in replaced.items()}
+        return run_sql(self.spark, substitute(self.parsed.text, spans), frames)
+
+    def plans(self) -> list[ReferencePlan]:
+        out = []
+        for number in sorted(self.derivation.tables | set(self.pruned)):
+            reference = self.by_number[number]
+            pruned = self.pruned.get(number)
+            source = self.sources.get(reference.key)
+            note = (
+                pruned.note
+                if pruned is not None
+                else (reference.why_whole or ("not an indexed table" if source is None else ""))
+            )
+            out.append(
+                ReferencePlan(
+                    number,
+                    reference.written,
+                    reference.alias,
+                    reference.line,
+                    source.path if source is not None else None,
+                    tuple(self.conditions.get(number, [])),
+                    pruned.where if pruned is not None else None,
+                    pruned.result if pruned is not None else None,
+                    pruned is not None and pruned.frame is not None,
+                    note,
+                    pruned.seconds if pruned is not None else 0.0,
+                )
+            )
+        return out
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

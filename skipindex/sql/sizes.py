@@ -1,0 +1,50 @@
+"""How many bytes a reference reads: whether one side's join keys are cheap
+enough to compute for pruning the other.
+
+Computing the keys scans the filtered side; it pays only where that side is
+much smaller than the side it prunes (a dimension against a fact table), so
+:mod:`.query` asks for keys only from a side at most ``1 / KEY_SIDE_SHARE`` of
+the other's bytes. An indexed table's bytes are its files' (the kept files
+where the reference is read from them); any other table's are Spark's own
+estimate (classic sessions; unknown elsewhere, and then allowed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skipindex.errors import SkipIndexError
+from skipindex.sql.catalog import Source
+from skipindex.sql.frames import Pruned
+from skipindex.sql.references import Reference
+
+__all__ = ["KEY_SIDE_SHARE", "reference_bytes"]
+
+KEY_SIDE_SHARE = 2
+
+
+def reference_bytes(
+    spark: Any, reference: Reference, source: Source | None, pruned: Pruned | None
+) -> int | None:
+    """Bytes ``reference`` reads (None: not known)."""
+    if source is None:
+        return _spark_estimate(spark, reference.written)
+    location = source.location
+    try:
+        listing = location.list_table()
+    except (SkipIndexError, OSError):
+        return None
+    sizes = dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))
+    if pruned is None or pruned.frame is None or pruned.result is None:
+        return int(sum(sizes.values()))
+    prefix = len(location.user_root) + 1
+    return int(sum(sizes.get(path[prefix:], 0) for path in pruned.result.files))
+
+
+def _spark_estimate(spark: Any, written: str) -> int | None:
+    try:
+        frame = spark.sql(f"SELECT * FROM {written}")  # noqa: S608 -- the query's own name
+        stats = frame._jdf.queryExecution().optimizedPlan().stats()
+        return int(str(stats.sizeInBytes().toString()))
+    except Exception:
+        return None

@@ -1,0 +1,81 @@
+"""``skipindex.sql`` against ``spark.sql``: generated queries over small indexed
+tables (NULLs, duplicates, skew; several files each, so that some are skipped)
+return exactly Spark's rows, as multisets, with exactly Spark's schema, in three
+session time zones (UTC, Los Angeles with its daylight-saving gap and overlap,
+Kathmandu at +05:45).
+
+CI (``HYPOTHESIS_PROFILE=ci``) runs 240 distinct queries in each zone; a
+developer's run 60. The queries come from tests/_sql_queries.py.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import skipindex as si
+from skipindex.cli import parse_index_option
+from tests._sql_queries import INDEXES, queries, write_tables
+from tests._support import exact_rows, full_run
+
+pytestmark = pytest.mark.spark
+
+ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu"]
+COUNT = 240 if full_run() else 60
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folders = write_tables(tmp_path_factory.mktemp("sql"))
+    for name, folder in folders.items():
+        specs = [parse_index_option(f"{kind}:{column}") for kind, column in INDEXES[name]]
+        si.build_index(str(folder), specs, spark=spark)
+        si.register(spark, name, str(folder))
+    return folders
+
+
+def _spellings(folders: dict[str, Path]) -> list[dict[str, str]]:
+    views = {name: name for name in folders}
+    paths = {**views, "pt": f"parquet.`{folders['pt']}`"}
+    return [views, paths]
+
+
+@pytest.fixture
+def every_skip_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Read kept files instead of the table wherever any file is skipped, and by
+    row groups wherever any row group is: the paths where a wrong answer could hide."""
+    import skipindex.reading.read as reading
+    import skipindex.reading.row_groups as planning
+
+    monkeypatch.setattr(reading, "FOLDER_SHARE", 1.0)
+    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
+    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_sql_returns_sparks_rows(
+    spark: Any, tables: dict[str, Path], zone: str, every_skip_read: None
+) -> None:
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    seen: Counter[str] = Counter()
+    try:
+        for query in queries(COUNT, _spellings(tables)):
+            plan = si.sql_plan(spark, query)
+            expected = spark.sql(query)
+            assert plan.frame.schema == expected.schema, f"{query}\n{plan.explain()}"
+            assert exact_rows(plan.frame) == exact_rows(expected), f"{query}\n{plan.explain()}"
+            replaced = [r for r in plan.references if r.replaced]
+            seen["queries"] += 1
+            seen["pruned"] += bool(replaced)
+            seen["skipped files"] += sum(r.result.skipped for r in replaced if r.result)
+            seen["dynamic"] += any(j.keys is not None for j in plan.joins)
+            seen["row groups"] += any(r.result and r.result.row_groups for r in replaced)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    print(dict(seen))
+    # The test means something only if pruning happened in many of the queries.
+    assert seen["pruned"] >= COUNT // 3, seen
+    assert seen["dynamic"] >= COUNT // 20, seen
