@@ -1,4 +1,4 @@
-"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|demo``: the library, from a shell."""
+"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|sql|demo``: the library."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from skipindex.errors import InvalidSpecError, SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
 from skipindex.pruning.evaluate import ROW_LEVELS
+from skipindex.sql.dynamic import MAX_KEYS
 
 __all__ = ["main", "parse_index_option"]
 
@@ -158,6 +159,32 @@ def _cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _sql(args: argparse.Namespace) -> int:
+    from skipindex.sql.catalog import register
+    from skipindex.sql.query import sql_plan
+
+    spark = _spark(args.cores)
+    if args.time_zone:
+        spark.conf.set("spark.sql.session.timeZone", args.time_zone)
+    for item in args.table:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise InvalidSpecError(f"bad --table {item!r}: expected NAME=PATH")
+        register(spark, name, path)
+    plan = sql_plan(spark, args.query, dynamic_keys=args.dynamic_keys)
+    rows = [r.asDict() for r in plan.frame.limit(args.limit).collect()] if args.limit else []
+    if args.json:
+        document = {"columns": plan.frame.columns, "rows": rows, "plan": plan.to_dict()}
+        print(json.dumps(document, indent=2, default=str))
+        return 0
+    if args.explain:
+        print(plan.explain())
+    if args.limit:
+        print("\t".join(plan.frame.columns))
+        print("\n".join("\t".join(str(v) for v in row.values()) for row in rows))
+    return 0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from skipindex.demo import run_demo
 
@@ -283,6 +310,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     cluster.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
     cluster.add_argument("--cores", default="*", help="local Spark cores (default: all)")
+
+    query = verbs.add_parser(
+        "sql",
+        help="run a Spark SQL query, each indexed table pruned (runs Spark)",
+        description="Run a Spark SQL query with every reference to an indexed table pruned: "
+        "tables are --table NAME=PATH views, or parquet.`/path` and delta.`/path` in the query.",
+    )
+    query.add_argument("query", help="one Spark SQL query")
+    query.add_argument(
+        "--table", action="append", default=[], metavar="NAME=PATH", help="register a table"
+    )
+    query.add_argument("--explain", action="store_true", help="say how each table was pruned")
+    query.add_argument("--limit", type=int, default=20, help="rows to print (0: none)")
+    query.add_argument(
+        "--dynamic-keys",
+        type=int,
+        default=MAX_KEYS,
+        help=f"join keys that may prune the other side (default {MAX_KEYS}; 0: none)",
+    )
+    query.add_argument("--time-zone", help="the session time zone (default UTC)")
+    query.add_argument("--json", action="store_true", help=_JSON_HELP)
+    query.add_argument("--cores", default="*", help="local Spark cores (default: all)")
+    query.set_defaults(run=_sql)
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")

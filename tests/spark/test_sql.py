@@ -1,0 +1,189 @@
+"""skipindex.sql against Spark: registered views, paths, partition folders, Delta
+snapshots, views replaced behind its back, case-sensitive sessions, what it
+leaves as written, explain(), and the `skipindex sql` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from deltalake import DeltaTable, write_deltalake
+
+import skipindex as si
+from skipindex.cli import main
+from tests._support import exact_rows
+
+pytestmark = pytest.mark.spark
+
+
+def _write(folder: Path, files: int = 4, rows: int = 50, partitioned: bool = False) -> Path:
+    folder.mkdir(parents=True)
+    for f in range(files):
+        table = pa.table(
+            {
+                "id": pa.array(range(f * rows, (f + 1) * rows), pa.int64()),
+                "k": pa.array(
+                    [None if i % 7 == 0 else f * 3 + i % 3 for i in range(rows)], pa.int32()
+                ),
+                "s": pa.array([f"s{f}"] * rows),
+            }
+        )
+        target = folder / (f"p={f % 2}" if partitioned else "") / f"part-{f}.parquet"
+        target.parent.mkdir(exist_ok=True)
+        pq.write_table(table, target, row_group_size=10)
+    return folder
+
+
+@pytest.fixture
+def fact(spark: Any, tmp_path: Path) -> Path:
+    folder = _write(tmp_path / "fact")
+    specs = [si.MinMax("id"), si.BitSlicedBitmap("id"), si.Bloom("k"), si.EqualityBitmap("s")]
+    si.build_index(str(folder), specs, spark=spark)
+    si.register(spark, "fact", str(folder))
+    return folder
+
+
+@pytest.fixture
+def dim(spark: Any, tmp_path: Path) -> Path:
+    folder = tmp_path / "dim"
+    folder.mkdir()
+    for f in range(2):
+        keys = list(range(f * 6, f * 6 + 6))
+        pq.write_table(
+            pa.table({"k": pa.array(keys, pa.int32()), "tag": [f"t{k % 4}" for k in keys]}),
+            folder / f"part-{f}.parquet",
+        )
+    si.build_index(str(folder), [si.EqualityBitmap("tag")], spark=spark)
+    si.register(spark, "dim", str(folder))
+    return folder
+
+
+def _same(spark: Any, query: str) -> si.SqlPlan:
+    plan = si.sql_plan(spark, query)
+    expected = spark.sql(query)
+    assert plan.frame.schema == expected.schema
+    assert exact_rows(plan.frame) == exact_rows(expected), plan.explain()
+    return plan
+
+
+def test_a_registered_table_is_read_from_its_kept_files(spark, fact):
+    plan = _same(spark, "SELECT id, k FROM fact WHERE id < 60 AND s = 's1'")
+    (reference,) = plan.references
+    assert reference.replaced
+    assert reference.result is not None
+    assert reference.result.kept == 1
+    assert reference.files == [str(fact / "part-1.parquet")]
+    text = plan.explain()
+    assert "`id` < 60  <- written" in text
+    assert "kept 1 of 4 files" in text
+    assert not [t for t in spark.catalog.listTables() if t.name.startswith("_pyspark")]
+
+
+def test_nothing_kept_is_an_empty_table_of_the_same_schema(spark, fact):
+    plan = _same(spark, "SELECT * FROM fact WHERE id > 1000")
+    assert plan.references[0].replaced
+    assert plan.frame.count() == 0
+
+
+def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
+    plan = _same(spark, "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
+    fact_plan = next(r for r in plan.references if r.written == "fact")
+    assert any(c.origin == "dynamic" for c in fact_plan.conditions)
+    assert fact_plan.result is not None
+    assert fact_plan.result.kept < 4
+    assert any(j.keys is not None for j in plan.joins)
+    # Too many keys for the bound: no dynamic condition, same rows.
+    plan = si.sql_plan(
+        spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag <> 't9'", dynamic_keys=2
+    )
+    assert all(j.keys is None for j in plan.joins)
+    assert "more than 2 keys" in plan.explain()
+
+
+def test_a_view_replaced_after_register_is_just_a_view(spark, fact, tmp_path):
+    other = _write(tmp_path / "other")
+    spark.read.parquet(str(other)).createOrReplaceTempView("fact")
+    plan = _same(spark, "SELECT id FROM fact WHERE id < 60")
+    assert not plan.references or not plan.references[0].replaced
+
+
+def test_paths_and_partition_folders_keep_sparks_schema(spark, tmp_path):
+    folder = _write(tmp_path / "parts", files=6, partitioned=True)
+    si.build_index(str(folder), [si.MinMax("id")], spark=spark)
+    si.register(spark, "parts", str(folder))
+    for table in ("parts", f"parquet.`{folder}`"):
+        plan = _same(spark, f"SELECT * FROM {table} WHERE id < 40")
+        assert plan.references[0].replaced, plan.explain()
+        plan = _same(spark, f"SELECT p, count(*) FROM {table} WHERE p = 1 AND id > 120 GROUP BY p")
+        assert plan.references[0].replaced
+
+
+def test_a_registered_delta_table_is_its_snapshot(spark, tmp_path):
+    root = tmp_path / "events"
+    for start in range(0, 400, 100):
+        ids = pa.array(range(start, start + 100), pa.int64())
+        write_deltalake(
+            str(root), pa.table({"id": ids, "v": pa.array([start] * 100)}), mode="append"
+        )
+    si.build_index(str(root), [si.MinMax("id")], spark=spark)
+    si.register(spark, "events", str(root))
+    plan = _same(spark, "SELECT sum(v), count(*) FROM events WHERE id >= 250")
+    assert plan.references[0].replaced
+    assert plan.references[0].result is not None
+    assert plan.references[0].result.kept == 2
+    DeltaTable(str(root)).delete("id < 50")  # a new commit: the view still shows its snapshot
+    plan = _same(spark, "SELECT count(*) FROM events WHERE id < 80")
+    assert not plan.references[0].replaced
+    assert "new commits" in plan.explain()
+    # delta.`path` names the current snapshot, whether or not Spark has Delta's connector.
+    rows = si.sql(spark, f"SELECT count(*) FROM delta.`{root}` WHERE id < 80").collect()
+    assert rows[0][0] == 30
+
+
+def test_layout_dependent_and_unparsed_queries_run_as_written(spark, fact):
+    plan = si.sql_plan(spark, "SELECT id, rand(7) AS r FROM fact WHERE id < 10")
+    assert "rand" in plan.note.lower()
+    assert exact_rows(plan.frame) == exact_rows(
+        spark.sql("SELECT id, rand(7) AS r FROM fact WHERE id < 10")
+    )
+    plan = si.sql_plan(spark, "SHOW TABLES")
+    assert plan.note
+    assert plan.frame.count() >= 1
+
+
+def test_case_sensitive_session(spark, tmp_path):
+    folder = tmp_path / "cased"
+    folder.mkdir()
+    for f in range(3):
+        pq.write_table(
+            pa.table({"Id": pa.array(range(f * 10, f * 10 + 10), pa.int64())}),
+            folder / f"p{f}.parquet",
+        )
+    si.build_index(str(folder), [si.MinMax("Id")], spark=spark)
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    try:
+        si.register(spark, "Cased", str(folder))
+        plan = _same(spark, "SELECT Id FROM Cased WHERE Id < 10")
+        assert plan.references[0].replaced
+    finally:
+        spark.conf.set("spark.sql.caseSensitive", "false")
+
+
+def test_sql_by_row_groups_returns_the_same_rows(spark, fact, used_row_groups):
+    plan = _same(spark, "SELECT * FROM fact WHERE id = 3 OR id = 77")
+    assert plan.references[0].replaced
+    assert used_row_groups, plan.explain()
+
+
+def test_the_sql_command(spark, fact, capsys):
+    query = "SELECT id FROM fact WHERE id < 3 ORDER BY id"
+    assert main(["sql", query, "--table", f"fact={fact}", "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["rows"] == [{"id": 0}, {"id": 1}, {"id": 2}]
+    assert document["plan"]["references"][0]["kept"] == 1
+    assert main(["sql", query, "--table", f"fact={fact}", "--explain", "--limit", "0"]) == 0
+    assert "kept 1 of 4 files" in capsys.readouterr().out
