@@ -11,189 +11,24 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from skipindex import __version__
-from skipindex.errors import InvalidSpecError, SkipIndexError
+from skipindex import __version__, commands
+from skipindex.errors import SkipIndexError
 from skipindex.indexes import KINDS
-from skipindex.indexes.base import IndexSpec
+from skipindex.options import parse_index_option
 from skipindex.pruning.evaluate import ROW_LEVELS
 from skipindex.sql.dynamic import MAX_KEYS
 
 __all__ = ["main", "parse_index_option"]
 
 
-def parse_index_option(text: str) -> IndexSpec:
-    """``KIND:COLUMN[:param=value,...]``, e.g. ``bloom:l_partkey:fpp=0.01``; or an
-    expression index, ``KIND[:param=value,...]:expr=EXPRESSION``, the expression
-    being everything after the first ``:expr=`` (colons and commas included),
-    e.g. ``bloom:fpp=0.01:expr=lower(email)``."""
-    head, marker, expression = text.partition(":expr=")
-    if marker:
-        kind, _, params_text = head.partition(":")
-        column = ""
-    else:
-        kind, _, rest = text.partition(":")
-        column, _, params_text = rest.partition(":")
-    if kind not in KINDS or not (column or expression):
-        raise InvalidSpecError(
-            f"bad --index {text!r}: expected KIND:COLUMN[:param=value,...] or "
-            f"KIND[:param=value,...]:expr=EXPRESSION with KIND one of {', '.join(KINDS)}"
-        )
-    params: dict[str, Any] = {}
-    for item in filter(None, params_text.split(",")):
-        name, sep, value = item.partition("=")
-        if not sep:
-            raise InvalidSpecError(f"bad parameter {item!r} in --index {text!r}: use name=value")
-        params[name] = json.loads(value) if value[:1].isdigit() or value[:1] in "-." else value
-    try:
-        if marker:
-            return KINDS[kind].spec(expr=expression, **params)
-        return KINDS[kind].spec(column, **params)
-    except (TypeError, InvalidSpecError) as exc:
-        raise InvalidSpecError(f"bad parameters in --index {text!r}: {exc}") from exc
-
-
-def _build(args: argparse.Namespace) -> int:
-    from skipindex.indexing.build import SparkRunner, build_with, check_specs
-
-    specs = [parse_index_option(i) for i in args.index] or None
-    check_specs(args.path, specs)  # before Spark starts (build_index would check after it)
-    report = build_with(args.path, specs, SparkRunner(_spark(args.cores), progress=not args.json))
-    _emit(args, report.to_dict(), str(report))
-    return 0
-
-
-def _spark(cores: str) -> Any:
-    from skipindex.spark.session import local_session
-
-    return local_session(cores)
-
-
-def _emit(args: argparse.Namespace, document: Any, text: str) -> None:
-    print(json.dumps(document, indent=2) if args.json else text)
-
-
-def _prune(args: argparse.Namespace) -> int:
-    from skipindex.pruning.prune import prune
-
-    result = prune(
-        args.path,
-        args.where,
-        on_damaged="keep" if args.keep_on_damage else "raise",
-        row_level=args.row_level,
-    )
-    if args.json:
-        print(json.dumps(result.to_dict(), indent=2))
-    elif args.explain:
-        print(result.explain())
-    else:
-        print("\n".join(result.files))
-        print(f"kept {result.kept} of {result.total} files", file=sys.stderr)
-    return 0
-
-
-def _describe(args: argparse.Namespace) -> int:
-    from skipindex.admin.describe import describe
-
-    description = describe(args.path)
-    _emit(args, description.to_dict(), str(description))
-    return 0
-
-
-def _drop(args: argparse.Namespace) -> int:
-    from skipindex.admin.drop import drop_index
-
-    if not (args.column or args.kind or args.all):
-        raise InvalidSpecError("say what to drop: --column, --kind, or --all for the whole index")
-    dropped = drop_index(
-        args.path, columns=args.column or None, kinds=args.kind or None, all=args.all
-    )
-    lines = [f"dropped {d.kind} on {d.subject}" for d in dropped] or ["nothing to drop"]
-    document = {
-        "dropped": [
-            {"column": d.column, "kind": d.kind, "params": d.params}
-            | ({"expression": d.expression} if d.expression is not None else {})
-            for d in dropped
-        ]
-    }
-    _emit(args, document, "\n".join(lines))
-    return 0
-
-
-def _vacuum(args: argparse.Namespace) -> int:
-    from skipindex.store.vacuum import vacuum
-
-    vacuumed = vacuum(args.path)
-    _emit(args, vacuumed.to_dict(), str(vacuumed))
-    return 0
-
-
-def _repair(args: argparse.Namespace) -> int:
-    from skipindex.admin.repair import repair
-
-    # Spark starts only if files lost their entries and must be re-indexed.
-    report = repair(args.path, rebuild=not args.no_rebuild)
-    _emit(args, report.to_dict(), str(report))
-    return 0
-
-
-def _cluster(args: argparse.Namespace) -> int:
-    from skipindex.layout.cluster import cluster
-
-    if not (args.dst or args.in_place or args.dry_run):
-        raise InvalidSpecError(
-            "say where the clustered table goes: --dst FOLDER, or --in-place to rewrite it"
-        )
-    options = {
-        "by": [c for item in args.by for c in item.split(",") if c] or None,
-        "curve": args.curve,
-        "target_file_bytes": int(args.target_mb * 1024 * 1024),
-        "where": args.where,
-        "indexes": [parse_index_option(i) for i in args.index] or None,
-        "noise": not args.no_noise,
-    }
-    if args.dry_run:
-        report = cluster(args.path, args.dst, dry_run=True, **options)
-    else:
-        report = cluster(args.path, args.dst, spark=_spark(args.cores), **options)
-    _emit(args, report.to_dict(), str(report))
-    return 0
-
-
-def _sql(args: argparse.Namespace) -> int:
-    from skipindex.sql.catalog import register
-    from skipindex.sql.query import sql_plan
-
-    spark = _spark(args.cores)
-    if args.time_zone:
-        spark.conf.set("spark.sql.session.timeZone", args.time_zone)
-    for item in args.table:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise InvalidSpecError(f"bad --table {item!r}: expected NAME=PATH")
-        register(spark, name, path)
-    plan = sql_plan(spark, args.query, dynamic_keys=args.dynamic_keys)
-    rows = [r.asDict() for r in plan.frame.limit(args.limit).collect()] if args.limit else []
-    if args.json:
-        document = {"columns": plan.frame.columns, "rows": rows, "plan": plan.to_dict()}
-        print(json.dumps(document, indent=2, default=str))
-        return 0
-    if args.explain:
-        print(plan.explain())
-    if args.limit:
-        print("\t".join(plan.frame.columns))
-        print("\n".join("\t".join(str(v) for v in row.values()) for row in rows))
-    return 0
-
-
-def _demo(args: argparse.Namespace) -> int:
-    from skipindex.demo import run_demo
-
-    run_demo(args.dir, scale=args.scale, files=args.files)
-    return 0
-
-
 _PATH_HELP = "table root folder or URI (s3://, s3a://, gs://, abfs://, hdfs://, file://)"
 _JSON_HELP = "print the result as one JSON document (errors too, on stderr)"
+_CATALOG_HELP = (
+    "an Iceberg table's catalog (PATH is then its identifier, db.table): a name pyiceberg's "
+    "configuration knows, or a JSON object of the catalog's properties "
+    '(\'{"name": "lake", "type": "sql", "uri": "sqlite:///lake.db"}\'); '
+    "a PATH ending in metadata.json names an Iceberg table without one"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -210,13 +45,14 @@ def _parser() -> argparse.ArgumentParser:
         sub = verbs.add_parser(name, help=help_text, description=help_text, **kwargs)
         sub.add_argument("path", help=_PATH_HELP)
         sub.add_argument("--json", action="store_true", help=_JSON_HELP)
+        sub.add_argument("--catalog", metavar="CATALOG", help=_CATALOG_HELP)
         sub.set_defaults(run=run)
         return sub
 
     build = verb(
         "build",
         "build or refresh a table's index (runs Spark)",
-        _build,
+        commands.build,
         epilog="Index kinds and their parameters:\n" + _kinds_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -233,13 +69,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     build.add_argument("--cores", default="*", help="local Spark cores (default: all)")
 
-    prune = verb("prune", "list the files that may hold rows matching WHERE", _prune)
+    prune = verb("prune", "list the files that may hold rows matching WHERE", commands.prune)
     prune.add_argument("where", help='a Spark SQL boolean expression, e.g. "l_partkey = 4242"')
     prune.add_argument("--explain", action="store_true", help="say what each index ruled out")
     prune.add_argument(
         "--keep-on-damage",
         action="store_true",
         help="on a damaged index, warn and keep every file instead of failing",
+    )
+    prune.add_argument(
+        "--snapshot-id",
+        type=int,
+        metavar="ID",
+        help="an Iceberg table: prune as of this snapshot (default: the current one)",
     )
     prune.add_argument(
         "--row-level",
@@ -251,9 +93,9 @@ def _parser() -> argparse.ArgumentParser:
         "(cheaper, may keep files holding no match)",
     )
 
-    verb("describe", "definitions, coverage and size of the index", _describe)
+    verb("describe", "definitions, coverage and size of the index", commands.describe)
 
-    drop = verb("drop", "drop index definitions (never touches data)", _drop)
+    drop = verb("drop", "drop index definitions (never touches data)", commands.drop)
     drop.add_argument(
         "--column",
         action="append",
@@ -263,12 +105,16 @@ def _parser() -> argparse.ArgumentParser:
     drop.add_argument("--kind", action="append", default=[], help="drop indexes of this kind")
     drop.add_argument("--all", action="store_true", help="drop the whole index")
 
-    verb("vacuum", "remove superseded index files and what crashed builds left behind", _vacuum)
+    verb(
+        "vacuum",
+        "remove superseded index files and what crashed builds left behind",
+        commands.vacuum,
+    )
 
     repair = verb(
         "repair",
         "make a damaged index readable again (last good version), then re-index what was lost",
-        _repair,
+        commands.repair,
     )
     repair.add_argument(
         "--no-rebuild",
@@ -279,7 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     cluster = verb(
         "cluster",
         "rewrite a table so that rows with close values share files (runs Spark)",
-        _cluster,
+        commands.cluster,
     )
     target = cluster.add_mutually_exclusive_group()
     target.add_argument("--dst", help="write the clustered table here (a new or empty folder)")
@@ -332,13 +178,13 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--time-zone", help="the session time zone (default UTC)")
     query.add_argument("--json", action="store_true", help=_JSON_HELP)
     query.add_argument("--cores", default="*", help="local Spark cores (default: all)")
-    query.set_defaults(run=_sql)
+    query.set_defaults(run=commands.sql)
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")
     demo.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor")
     demo.add_argument("--files", type=int, default=24, help="number of data files")
-    demo.set_defaults(run=_demo, json=False)
+    demo.set_defaults(run=commands.demo, json=False)
     return parser
 
 

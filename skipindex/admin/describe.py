@@ -15,7 +15,7 @@ from skipindex.column_paths import field_at
 from skipindex.expressions.indexed import zone_of
 from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.damage import repairable
-from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
 
@@ -85,9 +85,14 @@ class Description:
         return "\n".join(lines)
 
 
-def describe(path: TablePath, *, storage_options: StorageOptions | None = None) -> Description:
+def describe(
+    path: TablePath,
+    *,
+    storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
+) -> Description:
     """Definitions, coverage (indexed, stale, new, gone, unreadable files) and size."""
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     with repairable(location.user_root):
         return _describe(location)
 

@@ -19,7 +19,7 @@ from skipindex.indexes import KINDS
 from skipindex.indexing.definitions import expression_key_of
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
-from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, Manifest, commit, load_latest
 from skipindex.store.segments import copy_segments
 
@@ -35,6 +35,7 @@ def drop_index(
     *,
     all: bool = False,
     storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
 ) -> list[IndexDef]:
     """Drop the definitions on ``columns`` of ``kinds`` (None: any); returns them.
 
@@ -50,7 +51,7 @@ def drop_index(
     for kind in kinds or ():
         if kind not in KINDS:
             raise InvalidSpecError(f"unknown index kind '{kind}'; kinds are: {', '.join(KINDS)}")
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     with repairable(location.user_root):
         return _drop(location, columns, kinds, all=all)
 

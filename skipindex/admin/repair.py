@@ -26,7 +26,7 @@ from typing import Any
 from skipindex.errors import IndexCorruptError, IndexFormatVersionError
 from skipindex.store import vacuum
 from skipindex.store.cache import segment_cache
-from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import (
     Manifest,
     commit,
@@ -88,10 +88,11 @@ def repair(
     rebuild: bool = True,
     spark: Any = None,
     storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
 ) -> RepairReport:
     """Make the index of ``path`` readable again; ``rebuild`` re-indexes the files
     whose entries were lost (with Spark: ``spark`` or the active/local session)."""
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     location.list_data_files()
     damaged: list[str] = []
     base = _newest_readable(location, damaged)

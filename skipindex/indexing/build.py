@@ -34,6 +34,7 @@ from skipindex.spark.widening import join_types, types_from_text, with_type_at
 from skipindex.store import vacuum
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
+    CatalogSpec,
     DataFile,
     StorageOptions,
     TableLocation,
@@ -95,6 +96,7 @@ def build_index(
     bins_per_core: int = 3,
     storage_options: StorageOptions | None = None,
     progress: bool = False,
+    catalog: CatalogSpec | None = None,
 ) -> BuildReport:
     """Index the table at ``path`` with ``specs`` (added to those already defined).
 
@@ -102,17 +104,17 @@ def build_index(
     changed files are read (on a table with no index yet, indexes are chosen:
     see :func:`~skipindex.indexing.suggest.suggest_indexes`). ``spark`` defaults to the
     active session, else a local one. ``progress`` reports tasks, bytes and rate
-    on stderr while the job runs.
+    on stderr while the job runs. An Iceberg table is named by ``catalog`` and
+    its identifier, or by its ``metadata.json`` (see :func:`skipindex.prune`).
     """
-    check_specs(
-        path, specs, storage_options=storage_options
-    )  # seconds, not the minute a Spark start costs, to say "no"
+    # seconds, not the minute a Spark start costs, to say "no"
+    check_specs(path, specs, storage_options=storage_options, catalog=catalog)
     if spark is None:
         from skipindex.spark.session import active_or_local_session
 
         spark = active_or_local_session()
     runner = SparkRunner(spark, bins_per_core, progress=progress)
-    return build_with(path, specs, runner, storage_options=storage_options)
+    return build_with(path, specs, runner, storage_options=storage_options, catalog=catalog)
 
 
 def check_specs(
@@ -120,10 +122,11 @@ def check_specs(
     specs: Sequence[IndexSpec] | None,
     *,
     storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
 ) -> None:
     """Raise what a build would raise for ``specs`` (unknown column, a type the
     kind cannot take, a partition column) from footers alone, without Spark."""
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     with repairable(location.user_root):
         define_table(location, specs, SparkView())
 
@@ -134,10 +137,11 @@ def build_with(
     runner: Runner,
     *,
     storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
 ) -> BuildReport:
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     listing = location.list_data_files()  # a missing path fails before anything is written
     build_id = vacuum.new_build_id()
     with repairable(location.user_root):
@@ -321,6 +325,7 @@ class _Job:
             build_id=attempt_id,
             view=self.view,
             first=self.first,
+            by_field_id=location.iceberg is not None,
         )
         written = self.runner.run(job, pack_bins(files, self.runner.parallelism))
         wider: dict[str, pa.DataType] = {}

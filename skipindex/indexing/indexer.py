@@ -31,6 +31,7 @@ from skipindex.indexes.base import IndexKind
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, read_columns, rows_of, value_set
 from skipindex.spark.widening import NotIndexed, join_types, types_to_text
+from skipindex.store.iceberg import spelled_by_field_id
 from skipindex.store.location import DataFile, TableLocation, locate
 from skipindex.store.manifest import IndexDef, SegmentRef
 from skipindex.store.segments import SegmentWriter, segment_schema, segment_table
@@ -58,6 +59,8 @@ class IndexJob:
     storage_options: tuple[tuple[str, str], ...] = ()  # as resolved on the driver
     # The first file's types: what Spark reads every file in without mergeSchema.
     first: pa.Schema = field(default_factory=lambda: pa.schema([]))
+    # An Iceberg table: columns are matched by the field ids ``schema`` carries.
+    by_field_id: bool = False
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,11 @@ def _index_file(
         parquet = open_file(source, filesystem=location.fs)
         metadata = parquet.metadata
         reopen = functools.partial(open_file, source, location.fs)
+        if job.by_field_id:  # as the file spells each column, whatever it is called now
+            spelled = spelled_by_field_id(parquet.schema_arrow, job.schema, [p for p, _ in wanted])
+            named = {split_name(c): spelled[split_name(c)] for c in columns}
+            wanted = [(named[path], kind) for path, kind in wanted]
+            dictionaries = [named[path] for path in dictionaries]
         arrays, bytes_read = read_columns(parquet, wanted, job.view, dictionaries, reopen)
     except (pa.ArrowException, OSError) as exc:
         row["error"] = f"not a readable Parquet file: {exc}"
@@ -191,7 +199,9 @@ def _index_file(
             known = widened.get(column)
             joined = read.wider if known is None else join_types(known, read.wider)
             widened[column] = read.wider if joined is None else joined
-        value = read if isinstance(read, str) else _as_first_reads(read, column, job)
+        value = read
+        if not isinstance(read, str) and not job.by_field_id:  # Iceberg promotes ints itself
+            value = _as_first_reads(read, column, job)
         physical[column] = (
             value if isinstance(value, str | pa.DictionaryArray) else to_physical(value)
         )

@@ -31,6 +31,7 @@ from skipindex.indexes.minmax import MinMax
 from skipindex.spark.partitions import partition_names
 from skipindex.spark.view import open_file
 from skipindex.store.location import (
+    CatalogSpec,
     DataFile,
     StorageOptions,
     TableLocation,
@@ -63,9 +64,10 @@ def suggest_indexes(
     *,
     sample_files: int = SAMPLE_FILES,
     storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
 ) -> list[Suggestion]:
     """Indexes worth building on ``path``, each with the reason it was chosen."""
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     listing = location.list_data_files()
     return suggest_for(location, listing, sample_files=sample_files)
 

@@ -30,6 +30,7 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import FileBatch
 from skipindex.pruning.coverage import covered_files, listing_positions
 from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
+from skipindex.pruning.iceberg import planned, snapshot_view
 from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.row_groups import kept_rows
@@ -38,6 +39,7 @@ from skipindex.spark.widening import binding_schema
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
+    CatalogSpec,
     Listing,
     StorageOptions,
     TableLocation,
@@ -71,6 +73,8 @@ def prune(
     on_damaged: OnDamaged = "raise",
     storage_options: StorageOptions | None = None,
     row_level: RowLevel = "auto",
+    catalog: CatalogSpec | None = None,
+    snapshot_id: int | None = None,
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -92,6 +96,10 @@ def prune(
     ``"estimate"`` (opt-in) keeps unexamined the files whose conditions' value
     ranges predict many matches, as if the columns were independent: cheaper,
     and it may keep files holding no match (where conditions are correlated).
+    An Iceberg table is named by ``catalog`` (a name pyiceberg's configuration
+    knows, or the catalog's properties) and ``path`` its identifier
+    (``db.table``), or by the path of its ``metadata.json``; ``snapshot_id``
+    prunes as of that snapshot (default: the current one).
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
@@ -105,7 +113,7 @@ def prune(
     except ValueError as exc:
         raise InvalidPredicateError(f"time_zone: {exc}") from None
     session = _Session(zone, zone_text, case_sensitive, row_level)
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
     listing, swapping = settled_listing(location, location.list_table(), location.list_table)
     try:
         result = _prune_latest(location, listing, where, session, started)
@@ -173,11 +181,15 @@ def _prune(
     started: float,
 ) -> PruneResult:
     view = manifest.spark_view
-    partitions = partition_columns(
-        listing.paths,
-        time_zone=session.zone,
-        infer_types=view.partition_type_inference,
-    )
+    if location.iceberg is not None:  # columns by field id; partitions from its manifests
+        manifest = snapshot_view(location.iceberg, manifest)
+        partitions = []
+    else:
+        partitions = partition_columns(
+            listing.paths,
+            time_zone=session.zone,
+            infer_types=view.partition_type_inference,
+        )
     hidden = {p.name.lower() for p in partitions}  # a partition column hides a data column
     # Indexed columns bind in the recorded type (it holds every indexed value);
     # the others in one no file's type can be wider than (see _widening).
@@ -250,6 +262,13 @@ def _prune(
     notes.extend(_notes(segments, noted & ~unreadable))
     keep = ~covered.copy()
     keep[covered] = might_match[positions[covered]]
+    by_iceberg = planned(location, listing, bound)  # Iceberg's partitions and metrics
+    if by_iceberg is not None:
+        keep &= by_iceberg
+        notes.append(
+            f"Iceberg's own planning (partition values, column metrics) keeps "
+            f"{int(by_iceberg.sum())} of {len(listing)} files; with the index, {int(keep.sum())}"
+        )
     kept_in_order = listing.in_order(np.flatnonzero(keep))
     groups, rows, listed = kept_rows(
         location, listing, keep & covered, positions, segments, evaluation

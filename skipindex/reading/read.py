@@ -10,11 +10,12 @@ import pyarrow as pa
 
 from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
 from skipindex.reading.folder import folder_frame
+from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
 from skipindex.spark.session import read_parquet_paths
 from skipindex.spark.settings import SparkView
 from skipindex.store.delta import delta_arrow_schema
-from skipindex.store.location import StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 
 __all__ = ["kept_rows", "read"]
 
@@ -34,6 +35,8 @@ def read(
     storage_options: StorageOptions | None = None,
     row_level: RowLevel = "auto",
     row_groups: bool = True,
+    catalog: CatalogSpec | None = None,
+    snapshot_id: int | None = None,
 ) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
@@ -67,8 +70,12 @@ def read(
         on_damaged=on_damaged,
         storage_options=storage_options,
         row_level=row_level,
+        catalog=catalog,
+        snapshot_id=snapshot_id,
     )
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
+    if location.iceberg is not None:
+        return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
     frame = kept_rows(spark, result, location, view, row_groups=row_groups, whole=folder_frame)
     assert frame is not None  # given ``whole``, kept_rows always returns a frame
     # DataFrame.filter takes SQL text and (classic or Connect) Columns

@@ -10,17 +10,25 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 import pyarrow.fs as pafs
 
-from skipindex.errors import IndexCorruptError, InvalidSpecError, NotATableError
+from skipindex.errors import (
+    IndexCorruptError,
+    InvalidSpecError,
+    NotATableError,
+    UnsupportedTableError,
+)
 from skipindex.store.delta import delta_files, is_delta
+from skipindex.store.iceberg import CatalogSpec, IcebergSource, is_iceberg_folder, open_iceberg
+from skipindex.store.iceberg import iceberg_files as _iceberg_files
 from skipindex.store.listing import DataFile, Listing, is_hidden, list_folder_tree
 
 __all__ = [
+    "CatalogSpec",
     "DataFile",
     "Listing",
     "StorageOptions",
@@ -49,6 +57,7 @@ class TableLocation:
     user_root: str  # the table root as the user spelled it, without trailing slash
     uri: str  # a URI that ``pyarrow.fs.FileSystem.from_uri`` can reopen (for workers)
     options: tuple[tuple[str, str], ...] = ()  # resolved storage options, for workers
+    iceberg: IcebergSource | None = None  # an Iceberg table's snapshot (named by catalog)
 
     @property
     def index_dir(self) -> str:
@@ -92,19 +101,44 @@ class TableLocation:
                 f"table path is not a directory: {self.user_root} "
                 "(point skipindex at the folder that holds the Parquet files)"
             )
+        if self.iceberg is not None:
+            files, _ = _iceberg_files(self.iceberg, self.user_root)
+            return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
         if is_delta(self.fs, self.root):
             files = delta_files(self.uri, self.user_root, dict(self.options))
             return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
+        if is_iceberg_folder(self.fs, self.root):
+            raise UnsupportedTableError(
+                f"{self.user_root} is an Iceberg table (its metadata/ folder says so): read as "
+                "plain Parquet it would give wrong answers (renamed columns, old snapshots' "
+                "files); name it by its catalog (catalog='...') or by its metadata.json"
+            )
         return list_folder_tree(self.fs, self.root)
 
 
-def locate(path: TablePath, storage_options: StorageOptions | None = None) -> TableLocation:
+def locate(
+    path: TablePath,
+    storage_options: StorageOptions | None = None,
+    *,
+    catalog: CatalogSpec | None = None,
+    snapshot_id: int | None = None,
+) -> TableLocation:
     """Resolve a table path or URI (local, file://, s3://, s3a://, gs://, abfs://, hdfs://).
 
     For S3, ``storage_options`` (see :data:`StorageOptions`) win over the usual
     ``AWS_*`` environment variables; what is resolved travels with the location,
-    so Spark workers open the store exactly as the driver did.
+    so Spark workers open the store exactly as the driver did. An Iceberg table
+    is named by ``catalog`` and its identifier, or by its ``metadata.json``; its
+    files are those of ``snapshot_id`` (default: the current snapshot).
     """
+    if catalog is not None or os.fspath(path).endswith(".metadata.json"):
+        root, source = open_iceberg(os.fspath(path), catalog, snapshot_id)
+        return replace(locate(root, storage_options), iceberg=source)
+    if snapshot_id is not None:
+        raise InvalidSpecError(
+            f"snapshot_id is for Iceberg tables; {os.fspath(path)} is named as a folder "
+            "(pass catalog= or the table's metadata.json)"
+        )
     if not isinstance(path, str | os.PathLike):
         raise NotATableError(f"a table path is a string or a path, got {type(path).__name__}")
     path = os.fspath(path)

@@ -21,8 +21,10 @@ from collections.abc import Sequence
 import pyarrow as pa
 
 from skipindex.column_paths import split_name
+from skipindex.expressions.calls import is_expression_field
 from skipindex.spark.view import file_schema, open_file
 from skipindex.spark.widening import spark_type
+from skipindex.store.iceberg import iceberg_arrow_schema
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import Manifest
 
@@ -51,7 +53,13 @@ def table_types(
     wanted: Sequence[str],
 ) -> tuple[pa.Schema, pa.Schema]:
     """:func:`table_schema`, and the types of the first readable file (Spark's
-    schema without ``mergeSchema``)."""
+    schema without ``mergeSchema``). An Iceberg table's schema is its snapshot's
+    (each field with its field id), which every file is read in."""
+    if location.iceberg is not None:
+        kept = [f for f in (current.arrow_schema if current else []) if is_expression_field(f)]
+        snapshot = iceberg_arrow_schema(location.iceberg)
+        marked = pa.schema([*snapshot, *kept], metadata={SPARK_TYPES_KEY: SPARK_TYPES})
+        return marked, snapshot
     fields: dict[str, pa.Field] = {}
     if current is not None:
         fields.update((f.name, f.with_type(spark_type(f.type))) for f in current.arrow_schema)

@@ -23,6 +23,7 @@ from skipindex.errors import IndexCorruptError
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
     CLUSTER_DIR,
+    CatalogSpec,
     StorageOptions,
     TableLocation,
     TablePath,
@@ -144,7 +145,12 @@ class Vacuumed(list[str]):
         return "\n".join(self) if self else (self.note or "nothing to remove")
 
 
-def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) -> Vacuumed:
+def vacuum(
+    path: TablePath,
+    *,
+    storage_options: StorageOptions | None = None,
+    catalog: CatalogSpec | None = None,
+) -> Vacuumed:
     """Remove superseded manifests and segments, and what dead builds left behind.
 
     Builds and ``drop_index`` do this themselves; call it after a crashed build
@@ -158,7 +164,7 @@ def vacuum(path: TablePath, *, storage_options: StorageOptions | None = None) ->
     """
     from skipindex.store.swaps import clean_replaced
 
-    location = locate(path, storage_options)
+    location = locate(path, storage_options, catalog=catalog)
     location.list_data_files()  # a path that is not a table is an error, not a no-op
     if not location.exists(location.index_dir):
         return Vacuumed(note=f"no index at {location.user_root}: nothing to vacuum")

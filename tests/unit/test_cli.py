@@ -142,11 +142,12 @@ def test_version_and_a_closed_pipe(table: Path, capsys: pytest.CaptureFixture[st
     script = (
         "import sys\n"
         "import skipindex.cli as cli\n"
+        "import skipindex.commands as commands\n"
         "def chatty(args):\n"
         "    for _ in range(200_000):\n"
         "        print('x' * 60)\n"
         "    return 0\n"
-        "cli._describe = chatty\n"
+        "commands.describe = chatty\n"
         "sys.exit(cli.main(sys.argv[1:]))\n"
     )
     child = subprocess.Popen(

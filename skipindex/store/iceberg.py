@@ -1,0 +1,220 @@
+"""Iceberg tables as a source: the data files of one snapshot, read with ``pyiceberg``.
+
+An Iceberg table's folder holds the files of every snapshot, and its Parquet
+columns are named as they were when each file was written (a column renamed
+since keeps its old name in older files): listing the folder and matching
+columns by name gives wrong answers. So an Iceberg table is named by its
+catalog (``catalog=``: a name pyiceberg's configuration knows, or the
+catalog's properties) or by a ``metadata.json``; its data files are those of
+the snapshot (the current one unless ``snapshot_id=``), its columns are matched
+by Iceberg field id, and a folder that is an Iceberg table is refused when
+named as a plain folder.
+
+The state of the table is fixed when it is opened (:class:`IcebergSource`
+records the metadata file and the snapshot), so one call of a verb sees one
+snapshot throughout, and Spark workers reopen exactly it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from skipindex.errors import NotATableError, UnsupportedTableError
+
+__all__ = [
+    "FIELD_ID",
+    "CatalogSpec",
+    "IcebergSource",
+    "field_ids",
+    "iceberg_arrow_schema",
+    "iceberg_files",
+    "is_iceberg_folder",
+    "open_iceberg",
+    "plain_path",
+    "spelled_by_field_id",
+]
+
+METADATA_DIR = "metadata"
+FIELD_ID = b"PARQUET:field_id"  # how Parquet (and Arrow's reader) carry a field id
+CatalogSpec = str | Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class IcebergSource:
+    """One state of an Iceberg table: its metadata file, the snapshot read, and
+    how the user named it (for messages)."""
+
+    metadata_location: str
+    snapshot_id: int | None
+    name: str
+    delete_files: int = 0  # delete files that apply to the snapshot's data files
+    table: Any = field(default=None, compare=False, repr=False)  # pyiceberg Table, not shipped
+
+    def __getstate__(self) -> dict[str, Any]:  # workers reopen from the metadata file
+        state = dict(self.__dict__)
+        state["table"] = None
+        return state
+
+    def loaded(self) -> Any:
+        """The pyiceberg table (opened from the metadata file once per process)."""
+        if self.table is None:
+            from pyiceberg.table import StaticTable
+
+            object.__setattr__(self, "table", StaticTable.from_metadata(self.metadata_location))
+        return self.table
+
+
+def open_iceberg(
+    name: str, catalog: CatalogSpec | None, snapshot_id: int | None = None
+) -> tuple[str, IcebergSource]:
+    """The table's root location and its state, from a catalog (``catalog``: a
+    name pyiceberg's configuration resolves, or the catalog's properties) and
+    identifier ``name`` (``db.table``), or from a ``metadata.json`` path."""
+    try:
+        from pyiceberg.exceptions import NoSuchTableError
+    except ImportError as exc:
+        raise UnsupportedTableError(
+            "Iceberg tables need pyiceberg: pip install 'skipindex[iceberg]'"
+        ) from exc
+    if catalog is not None:
+        from pyiceberg.catalog import load_catalog
+
+        properties = dict(catalog) if isinstance(catalog, Mapping) else {}
+        catalog_name = catalog if isinstance(catalog, str) else properties.pop("name", "default")
+        try:
+            table = load_catalog(catalog_name, **properties).load_table(name)
+        except NoSuchTableError as exc:
+            raise NotATableError(f"Iceberg catalog {catalog_name!r} has no table {name!r}") from exc
+    elif name.endswith(".metadata.json"):
+        from pyiceberg.table import StaticTable
+
+        try:
+            table = StaticTable.from_metadata(name)
+        except (OSError, ValueError) as exc:
+            raise NotATableError(f"cannot read Iceberg metadata {name}: {exc}") from exc
+    else:
+        raise NotATableError(
+            f"{name} is not an Iceberg metadata.json; pass catalog= to name a table"
+        )
+    if snapshot_id is not None and table.snapshot_by_id(snapshot_id) is None:
+        raise NotATableError(f"Iceberg table {name} has no snapshot {snapshot_id}")
+    current = table.current_snapshot()
+    chosen = snapshot_id if snapshot_id is not None else (current.snapshot_id if current else None)
+    source = IcebergSource(table.metadata_location, chosen, name, table=table)
+    return table.location().rstrip("/"), source
+
+
+def is_iceberg_folder(fs: Any, root: str) -> bool:
+    """Whether a folder holds an Iceberg table (``metadata/*.metadata.json``)."""
+    selector = pafs.FileSelector(f"{root}/{METADATA_DIR}", allow_not_found=True)
+    try:
+        found = fs.get_file_info(selector)
+    except (OSError, pa.ArrowException):
+        return False
+    return any(info.path.endswith(".metadata.json") for info in found)
+
+
+def iceberg_files(source: IcebergSource, root: str) -> tuple[list[tuple[str, int, int]], int]:
+    """(path relative to ``root``, size, 0) of the snapshot's data files, and how
+    many delete files apply to them. Data files are immutable in Iceberg and
+    named uniquely, so path and size identify them (no modification time)."""
+    table = source.loaded()
+    if source.snapshot_id is None:
+        return [], 0
+    tasks = table.scan(snapshot_id=source.snapshot_id).plan_files()
+    files: list[tuple[str, int, int]] = []
+    deletes: set[str] = set()
+    prefix = plain_path(root).rstrip("/") + "/"
+    for task in tasks:
+        data_file = task.file
+        if data_file.file_format.name != "PARQUET":
+            raise UnsupportedTableError(
+                f"Iceberg table {source.name} has {data_file.file_format.name} data files; "
+                "skipindex indexes Parquet files only"
+            )
+        path = plain_path(data_file.file_path)
+        if not path.startswith(prefix):
+            raise UnsupportedTableError(
+                f"Iceberg table {source.name} has data files outside its location "
+                f"(e.g. {data_file.file_path}); skipindex indexes files under the table root only"
+            )
+        files.append((path[len(prefix) :], int(data_file.file_size_in_bytes), 0))
+        deletes.update(d.file_path for d in task.delete_files)
+    return sorted(files), len(deletes)
+
+
+def iceberg_arrow_schema(source: IcebergSource) -> pa.Schema:
+    """The snapshot's schema as Arrow, each field carrying its Iceberg field id."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    table = source.loaded()
+    snapshot = table.snapshot_by_id(source.snapshot_id) if source.snapshot_id else None
+    schema_id = snapshot.schema_id if snapshot is not None else None
+    schemas = table.schemas()
+    schema = schemas.get(schema_id, table.schema()) if schema_id is not None else table.schema()
+    arrow = schema_to_pyarrow(schema, include_field_ids=True)
+    return pa.schema([_plain_field(f) for f in arrow])
+
+
+def _plain_field(field: pa.Field) -> pa.Field:
+    """pyiceberg's large strings, binaries and lists as the plain types Spark's
+    reading gives (field ids kept); timestamps with a zone in UTC."""
+    kind = field.type
+    if pa.types.is_large_string(kind):
+        kind = pa.string()
+    elif pa.types.is_large_binary(kind):
+        kind = pa.binary()
+    elif pa.types.is_timestamp(kind) and kind.tz is not None:
+        kind = pa.timestamp("us", tz="UTC")
+    elif pa.types.is_struct(kind):
+        kind = pa.struct([_plain_field(kind.field(i)) for i in range(kind.num_fields)])
+    elif pa.types.is_large_list(kind) or pa.types.is_list(kind):
+        kind = pa.list_(_plain_field(kind.value_field))
+    return field.with_type(kind)
+
+
+def field_ids(schema: pa.Schema) -> dict[int, tuple[str, ...]]:
+    """Iceberg field id -> the path of the (possibly nested) field carrying it."""
+    out: dict[int, tuple[str, ...]] = {}
+    stack: list[tuple[tuple[str, ...], pa.Field]] = [((f.name,), f) for f in schema]
+    while stack:
+        path, field = stack.pop()
+        if field.metadata and FIELD_ID in field.metadata:
+            out[int(field.metadata[FIELD_ID])] = path
+        if pa.types.is_struct(field.type):
+            children = (field.type.field(i) for i in range(field.type.num_fields))
+            stack.extend(((*path, child.name), child) for child in children)
+    return out
+
+
+ABSENT = "\x00not in this file"  # a column name no file has
+
+
+def spelled_by_field_id(
+    file_schema: pa.Schema, table_schema: pa.Schema, keys: list[tuple[str, ...]]
+) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Each table column path (``keys``) as this file spells it, found by Iceberg
+    field id (a column renamed since the file was written keeps its id); a path
+    whose id the file lacks becomes one no file has, so it reads as NULLs."""
+    in_file = field_ids(file_schema)
+    in_table = {path: i for i, path in field_ids(table_schema).items()}
+    out: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for key in keys:
+        found = in_table.get(key)
+        out[key] = in_file.get(found, (ABSENT,)) if found is not None else (ABSENT,)
+    return out
+
+
+def plain_path(path: str) -> str:
+    """A path or URI without its ``file:`` scheme, normalised."""
+    parsed = urlparse(path)
+    if parsed.scheme in ("", "file"):
+        return posixpath.normpath(parsed.path if parsed.scheme else path)
+    return path

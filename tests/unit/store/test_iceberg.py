@@ -1,0 +1,106 @@
+"""Iceberg tables as a source (skipindex.store.iceberg), on tables pyiceberg writes
+with a SQL catalog on SQLite: the snapshot's data files, field ids, refusals."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+
+from skipindex.errors import NotATableError
+from skipindex.store.iceberg import (
+    iceberg_arrow_schema,
+    iceberg_files,
+    is_iceberg_folder,
+    open_iceberg,
+)
+
+pytest.importorskip("pyiceberg")
+
+
+def catalog_of(tmp_path: Path) -> dict[str, str]:
+    return {
+        "name": "lake",
+        "type": "sql",
+        "uri": f"sqlite:///{tmp_path}/catalog.db",
+        "warehouse": f"file://{tmp_path}/warehouse",
+    }
+
+
+def evolved_table(tmp_path: Path) -> dict[str, str]:
+    """Four appends, v renamed to w, one more append, a delete of id < 500."""
+    from pyiceberg.catalog import load_catalog
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import IntegerType, LongType, NestedField, StringType
+
+    properties = catalog_of(tmp_path)
+    catalog = load_catalog(properties.pop("name"), **properties)
+    catalog.create_namespace("db")
+    schema = Schema(
+        NestedField(1, "id", LongType(), required=False),
+        NestedField(2, "v", IntegerType(), required=False),
+        NestedField(3, "s", StringType(), required=False),
+    )
+    table = catalog.create_table("db.t", schema=schema)
+    for k in range(4):
+        ids = pa.array(range(k * 1000, (k + 1) * 1000), pa.int64())
+        values = pa.array(range(k * 1000, (k + 1) * 1000), pa.int32())
+        table.append(pa.table({"id": ids, "v": values, "s": [f"s{i % 7}" for i in range(1000)]}))
+    with table.update_schema() as update:
+        update.rename_column("v", "w")
+    table = catalog.load_table("db.t")
+    ids = pa.array(range(4000, 5000), pa.int64())
+    table.append(
+        pa.table({"id": ids, "w": pa.array(range(9000, 10000), pa.int32()), "s": ["x"] * 1000})
+    )
+    table.delete("id < 500")
+    return catalog_of(tmp_path)
+
+
+def test_the_snapshots_files_only_and_the_schema_by_field_id(tmp_path):
+    catalog = evolved_table(tmp_path)
+    root, source = open_iceberg("db.t", catalog)
+    files, deletes = iceberg_files(source, root)
+    assert len(files) == 5  # the rewritten first file, not its old version
+    assert deletes == 0
+    on_disk = list((tmp_path / "warehouse" / "db" / "t" / "data").glob("*.parquet"))
+    assert len(on_disk) == 6
+    assert all(size > 0 and mtime == 0 for _, size, mtime in files)
+    schema = iceberg_arrow_schema(source)
+    assert schema.names == ["id", "w", "s"]
+    assert schema.field("w").metadata[b"PARQUET:field_id"] == b"2"
+
+
+def test_an_earlier_snapshot_and_a_metadata_file_name_the_same_table(tmp_path):
+    catalog = evolved_table(tmp_path)
+    root, current = open_iceberg("db.t", catalog)
+    history = current.loaded().snapshots()
+    root_first, first = open_iceberg("db.t", catalog, snapshot_id=history[0].snapshot_id)
+    assert root_first == root
+    assert len(iceberg_files(first, root)[0]) == 1
+    assert iceberg_arrow_schema(first).names == ["id", "v", "s"]  # the schema of that snapshot
+    by_metadata = open_iceberg(current.metadata_location, None)[1]
+    assert by_metadata.snapshot_id == current.snapshot_id
+    shipped = pickle.loads(pickle.dumps(current))  # as Spark ships it to a worker
+    assert shipped.table is None
+    assert iceberg_files(shipped, root) == iceberg_files(current, root)
+
+
+def test_a_folder_holding_an_iceberg_table_is_recognised(tmp_path):
+    evolved_table(tmp_path)
+    fs = pafs.LocalFileSystem()
+    assert is_iceberg_folder(fs, str(tmp_path / "warehouse" / "db" / "t"))
+    assert not is_iceberg_folder(fs, str(tmp_path))
+
+
+def test_unknown_tables_and_snapshots_are_named_in_the_error(tmp_path):
+    catalog = evolved_table(tmp_path)
+    with pytest.raises(NotATableError, match=r"no table 'db\.nope'"):
+        open_iceberg("db.nope", catalog)
+    with pytest.raises(NotATableError, match="no snapshot 42"):
+        open_iceberg("db.t", catalog, snapshot_id=42)
+    with pytest.raises(NotATableError, match=r"metadata\.json"):
+        open_iceberg("db.t", None)
