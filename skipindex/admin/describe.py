@@ -15,6 +15,7 @@ from skipindex.column_paths import field_at
 from skipindex.expressions.indexed import zone_of
 from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.damage import repairable
+from skipindex.store.iceberg import iceberg_files
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.manifest import IndexDef, load_latest, manifest_versions
 from skipindex.store.segments import read_segments
@@ -40,12 +41,25 @@ class Description:
     segments: int = 0
     index_bytes: int = 0
     clusters: list[dict[str, Any]] = field(default_factory=list)  # cluster plans, oldest first
+    # Where the files come from: a folder, a Delta snapshot, an Iceberg snapshot.
+    source: dict[str, Any] = field(default_factory=lambda: {"format": "parquet"})
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
-        return "\n".join([self._index_lines(), *self._cluster_lines()])
+        return "\n".join([*self._source_lines(), self._index_lines(), *self._cluster_lines()])
+
+    def _source_lines(self) -> list[str]:
+        if self.source.get("format") != "iceberg":
+            return []
+        deletes = self.source.get("delete_files", 0)
+        note = f", {deletes} delete files (read() refuses it; prune answers)" if deletes else ""
+        return [
+            f"Iceberg table {self.source['table']}, snapshot {self.source['snapshot_id']}{note}; "
+            "its own partition values and column metrics prune too (explain() says how much "
+            "the index adds)"
+        ]
 
     def _cluster_lines(self) -> list[str]:
         pending = [c for c in self.clusters if c["state"] in PENDING]
@@ -102,7 +116,20 @@ def _describe(location: TableLocation) -> Description:
         {"plan_id": p.plan_id, "state": p.state, "summary": p.summary()}
         for p in load_plans(location)
     ]
-    return replace(_describe_index(location), clusters=clusters)
+    return replace(_describe_index(location), clusters=clusters, source=_source(location))
+
+
+def _source(location: TableLocation) -> dict[str, Any]:
+    if location.iceberg is not None:
+        _, deletes = iceberg_files(location.iceberg, location.user_root)
+        return {
+            "format": "iceberg",
+            "table": location.iceberg.name,
+            "snapshot_id": location.iceberg.snapshot_id,
+            "metadata": location.iceberg.metadata_location,
+            "delete_files": deletes,
+        }
+    return {"format": "delta" if location.is_delta else "parquet"}
 
 
 def _describe_index(location: TableLocation) -> Description:

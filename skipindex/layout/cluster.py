@@ -89,6 +89,7 @@ def cluster(
     dry_run: bool = False,
     spark: Any = None,
     storage_options: StorageOptions | None = None,
+    catalog: Any = None,
 ) -> ClusterReport:
     """Lay ``src`` out so that rows with close ``by`` values share files.
 
@@ -100,8 +101,16 @@ def cluster(
     ``prune`` keeps for it: usually a partition predicate). The result is
     indexed with ``indexes`` (default: min-max on the ``by`` columns).
     An interrupted cluster is rolled back (or, if it was moving files into place,
-    finished) by the next one on the same table.
+    finished) by the next one on the same table. An Iceberg table (``catalog=``,
+    or a metadata.json) is refused: its layout changes only through a commit of
+    Iceberg's own, which needs an Iceberg writer (``rewrite_data_files``).
     """
+    if catalog is not None or str(src).endswith(".metadata.json"):
+        raise UnsupportedTableError(
+            f"cluster cannot rewrite the Iceberg table {src}: its files change only through "
+            "an Iceberg commit, which needs an Iceberg writer (Spark's rewrite_data_files "
+            "procedure with a sort order); skipindex indexes the result with catalog="
+        )
     started = time.perf_counter()
     if curve not in ("hilbert", "zorder", "linear"):
         raise InvalidSpecError(f"curve must be hilbert, zorder or linear, not {curve!r}")

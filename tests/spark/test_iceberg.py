@@ -104,9 +104,7 @@ def evolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     last = _rows(5, range(1000), date(2022, 1, 1)).rename_columns(["id", "w", "s", "d", "ts"])
     table.append(last.set_column(1, "w", pa.array(range(9000, 10000), pa.int64())))
     table = catalog.load_table("db.t")
-    replacement = _rows(6, range(10), date(2023, 1, 1)).rename_columns(
-        ["id", "w", "s", "d", "ts"]
-    )
+    replacement = _rows(6, range(10), date(2023, 1, 1)).rename_columns(["id", "w", "s", "d", "ts"])
     replacement = replacement.set_column(1, "w", pa.array(range(10), pa.int64()))
     table.overwrite(replacement, overwrite_filter=EqualTo("s", "s3é"))
     return {"catalog": properties, "root": root, "table": catalog.load_table("db.t")}
@@ -171,9 +169,7 @@ def test_read_is_pyicebergs_scan_row_for_row(spark, indexed):
 
 def _sorted(table: pa.Table) -> list[tuple[Any, ...]]:
     columns = ["id", "w", "s", "d"]
-    return sorted(
-        tuple(table.column(c)[i].as_py() for c in columns) for i in range(table.num_rows)
-    )
+    return sorted(tuple(table.column(c)[i].as_py() for c in columns) for i in range(table.num_rows))
 
 
 _OP = st.sampled_from(["=", "<", ">="])
@@ -193,9 +189,7 @@ _LEAVES = st.one_of(
 
 @settings(max_examples=examples(40))
 @given(st.lists(_LEAVES, min_size=1, max_size=5))
-def test_generated_predicates_never_drop_a_live_match_and_read_is_the_scan(
-    spark, indexed, leaves
-):
+def test_generated_predicates_never_drop_a_live_match_and_read_is_the_scan(spark, indexed, leaves):
     where = " AND ".join(sql for sql, _ in leaves)
     (matching,) = _truth(spark, indexed, [where])
     kept = {Path(f).name for f in si.prune("db.t", where, catalog=indexed["catalog"]).files}
@@ -242,3 +236,7 @@ def test_by_metadata_file_and_describe(indexed):
     assert "Iceberg's own planning" in by_catalog.explain()
     described = si.describe("db.t", catalog=indexed["catalog"])
     assert described.files_indexed == described.files_listed
+    assert described.source["format"] == "iceberg"
+    assert str(described).startswith(
+        f"Iceberg table db.t, snapshot {table.current_snapshot().snapshot_id}"
+    )
