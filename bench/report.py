@@ -9,7 +9,18 @@ from typing import Any
 from causes import CAUSES
 from measure import Section, Table
 
-ORDER = ["skipping", "e2e", "build", "size", "scale", "layout", "rowgroups", "readgroups", "ssb"]
+ORDER = [
+    "skipping",
+    "e2e",
+    "build",
+    "size",
+    "scale",
+    "layout",
+    "rowgroups",
+    "readgroups",
+    "ssb",
+    "iceberg",
+]
 
 
 def _cell(text: str) -> str:

@@ -6,7 +6,7 @@
     python bench/run.py --report                     # re-render from saved results
 
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
-rowgroups (7), readgroups (8), ssb (9). Data and
+rowgroups (7), readgroups (8), ssb (9), iceberg (10). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/results/ (committed, so they outlive the data and a fresh clone), and a
 run with --only re-renders the report with the other sections' latest results
@@ -46,6 +46,7 @@ ALIASES = {
 def _section_module(key: str) -> Any:
     import build_cost
     import e2e
+    import iceberg_stats
     import layout
     import read_groups
     import row_groups
@@ -56,7 +57,8 @@ def _section_module(key: str) -> Any:
 
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
     modules |= {"scale": scale, "layout": layout, "rowgroups": row_groups}
-    return {**modules, "readgroups": read_groups, "ssb": ssb_flat}[key]
+    modules |= {"readgroups": read_groups, "ssb": ssb_flat, "iceberg": iceberg_stats}
+    return modules[key]
 
 
 def _lineitem(args: tuple[float, str]) -> str:
@@ -180,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
             "readgroups",
             "layout",
             "ssb",
+            "iceberg",
         ].index,
     ):
         print(f"== {key} ({config.mode})", flush=True)

@@ -294,6 +294,7 @@ def _prune(
         rows=rows,
         listed=listed,
         columns=_top_level(columns, manifest),
+        iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
     )
 
 

@@ -54,6 +54,9 @@ class PruneResult:
     # The top-level columns the predicate reads (as the table names them): what a
     # reader of the kept files must decode at least, whatever else it selects.
     columns: tuple[str, ...] = field(default=(), repr=False)
+    # An Iceberg table: the files its own planning (partition values, column
+    # metrics) keeps, before the index; None for other tables.
+    iceberg_kept: int | None = None
 
     @property
     def kept(self) -> int:
@@ -111,6 +114,7 @@ class PruneResult:
                 "kept_as_likely": self.row_level_likely,
             },
             "warnings": self.warnings,
+            "iceberg_kept": self.iceberg_kept,
             "seconds": self.seconds,
             "explanation": self.explain(),
         }

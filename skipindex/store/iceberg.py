@@ -54,6 +54,9 @@ class IcebergSource:
     metadata_location: str
     snapshot_id: int | None
     name: str
+    # Time travel: read with the snapshot's schema, as Iceberg readers do; else
+    # with the table's current one (a rename commits no snapshot).
+    as_of: bool = False
     delete_files: int = 0  # delete files that apply to the snapshot's data files
     table: Any = field(default=None, compare=False, repr=False)  # pyiceberg Table, not shipped
 
@@ -107,7 +110,9 @@ def open_iceberg(
         raise NotATableError(f"Iceberg table {name} has no snapshot {snapshot_id}")
     current = table.current_snapshot()
     chosen = snapshot_id if snapshot_id is not None else (current.snapshot_id if current else None)
-    source = IcebergSource(table.metadata_location, chosen, name, table=table)
+    source = IcebergSource(
+        table.metadata_location, chosen, name, as_of=snapshot_id is not None, table=table
+    )
     return table.location().rstrip("/"), source
 
 
@@ -151,14 +156,15 @@ def iceberg_files(source: IcebergSource, root: str) -> tuple[list[tuple[str, int
 
 
 def iceberg_arrow_schema(source: IcebergSource) -> pa.Schema:
-    """The snapshot's schema as Arrow, each field carrying its Iceberg field id."""
+    """The schema to read the snapshot with (the table's current one; the
+    snapshot's own for time travel) as Arrow, each field with its field id."""
     from pyiceberg.io.pyarrow import schema_to_pyarrow
 
     table = source.loaded()
+    schema = table.schema()
     snapshot = table.snapshot_by_id(source.snapshot_id) if source.snapshot_id else None
-    schema_id = snapshot.schema_id if snapshot is not None else None
-    schemas = table.schemas()
-    schema = schemas.get(schema_id, table.schema()) if schema_id is not None else table.schema()
+    if source.as_of and snapshot is not None and snapshot.schema_id is not None:
+        schema = table.schemas().get(snapshot.schema_id, schema)
     arrow = schema_to_pyarrow(schema, include_field_ids=True)
     return pa.schema([_plain_field(f) for f in arrow])
 

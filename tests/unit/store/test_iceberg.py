@@ -104,3 +104,19 @@ def test_unknown_tables_and_snapshots_are_named_in_the_error(tmp_path):
         open_iceberg("db.t", catalog, snapshot_id=42)
     with pytest.raises(NotATableError, match=r"metadata\.json"):
         open_iceberg("db.t", None)
+
+
+def test_a_rename_without_a_new_snapshot_reads_with_the_current_schema(tmp_path):
+    """A rename commits no snapshot: the current snapshot is read with the table's
+    current schema (w), time travel to it with the snapshot's own (v)."""
+    from pyiceberg.catalog import load_catalog
+
+    catalog = evolved_table(tmp_path)
+    options = dict(catalog)
+    table = load_catalog(options.pop("name"), **options).load_table("db.t")
+    with table.update_schema() as update:
+        update.rename_column("w", "z")
+    _, current = open_iceberg("db.t", catalog)
+    assert iceberg_arrow_schema(current).names == ["id", "z", "s"]
+    _, as_of = open_iceberg("db.t", catalog, snapshot_id=current.snapshot_id)
+    assert iceberg_arrow_schema(as_of).names == ["id", "w", "s"]
