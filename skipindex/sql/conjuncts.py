@@ -4,7 +4,8 @@ A condition moves from where the query writes it to a table reference only if
 every node of it is on a short list (:func:`derivable`): comparisons, IN lists,
 BETWEEN, IS [NOT] NULL, LIKE, AND/OR/NOT over columns and literals, casts, and
 the functions prune turns into ranges (``year``, ``month``, ``to_date``,
-``trunc``, ``substring``, ``x + 1``...). Those are deterministic, hold no
+``trunc``, ``substring``, ``x + 1``...) or an expression index may hold
+(``lower``, ``upper``, ``concat``, ``hour``...). Those are deterministic, hold no
 subquery, and come back from sqlglot's Spark SQL text meaning what they meant.
 Anything else is dropped, which only keeps more files.
 """
@@ -91,6 +92,15 @@ _FUNCTIONS = (
     exp.Add,
     exp.Sub,
     exp.Mul,
+    # ...and a few more an expression index may be defined on (lower(email) = ...),
+    # each written back by sqlglot as Spark spells it.
+    exp.Lower,
+    exp.Upper,
+    exp.Concat,
+    exp.DPipe,
+    exp.Hour,
+    exp.Minute,
+    exp.Length,
 )
 _ANONYMOUS = frozenset({"weekday"})
 _ALLOWED = _CONNECTIVES + _PREDICATES + _VALUES + _FUNCTIONS

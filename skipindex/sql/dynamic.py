@@ -29,12 +29,15 @@ from sqlglot import exp
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.text import escape, run_sql
 
-__all__ = ["MAX_KEYS", "Keys", "in_node", "join_keys", "quote"]
+__all__ = ["BITMAP_KEYS", "MAX_KEYS", "Keys", "in_node", "join_keys", "key_condition", "quote"]
 
-# Measured by bench/sql_keys.py (see docs/user-guide.md, "SQL"): prune time with
-# a list of n keys grows about linearly in n on every kind; at 1,000 keys it
-# stays well under the cost of one extra Spark scan of a dimension.
-MAX_KEYS = 1000
+# Measured by bench/sql_keys.py (docs/user-guide.md, "SQL"): on SSB SF10 lineorder
+# (1,000 files) 4,096 scattered keys prune in 108 ms by Bloom filters (whose own
+# limit this is) and 57 ms by min-max; a whole date dimension's years fit.
+MAX_KEYS = 4096
+# Bit-sliced, range and equality bitmaps answer a list longer than this key by key
+# (about 25 ms a key on 1,000 files): such a list is given to them as a range.
+BITMAP_KEYS = 32
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,54 @@ def join_keys(
     if any(_literal(v) is None for v in values):
         return Keys(join, None, "keys of a type not listed as literals", _since(started))
     return Keys(join, sorted(values), "", _since(started))
+
+
+def key_condition(alias: str, column: str, values: list[Any], rows_by_key: bool) -> exp.Expr:
+    """A condition every row whose ``column`` equals one of ``values`` meets.
+
+    Runs of consecutive integers or days become ``BETWEEN`` (exactly the same
+    rows: a date dimension's year is one range, which min-max and bitmaps answer
+    at once); the other keys an ``IN`` list (Bloom filters, min-max, bitmaps).
+    Where the column has a bitmap index (``rows_by_key``) that would answer a long
+    list key by key, more than :data:`BITMAP_KEYS` such keys become the one range
+    covering them instead: fewer files skipped, never a matching one.
+    """
+    if not values:
+        return exp.false()
+    target = exp.column(exp.to_identifier(column), table=alias)
+    runs = _runs(sorted(values))
+    singles = [run[0] for run in runs if len(run) == 1]
+    parts: list[exp.Expr] = [
+        exp.Between(this=target.copy(), low=_literal(run[0]), high=_literal(run[-1]))
+        for run in runs
+        if len(run) > 1
+    ]
+    if rows_by_key and len(singles) > BITMAP_KEYS:
+        parts.append(
+            exp.Between(this=target.copy(), low=_literal(singles[0]), high=_literal(singles[-1]))
+        )
+    elif singles:
+        parts.append(in_node(alias, column, singles))
+    return parts[0] if len(parts) == 1 else exp.or_(*parts)
+
+
+def _runs(values: list[Any]) -> list[list[Any]]:
+    """Sorted distinct ``values`` in runs of consecutive integers or days."""
+    runs: list[list[Any]] = []
+    for value in values:
+        if runs and _next(runs[-1][-1]) == value:
+            runs[-1].append(value)
+        else:
+            runs.append([value])
+    return runs
+
+
+def _next(value: Any) -> Any:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value + datetime.timedelta(days=1) if value < datetime.date.max else None
+    return None  # strings, decimals: no next value
 
 
 def in_node(alias: str, column: str, values: list[Any]) -> exp.Expr:

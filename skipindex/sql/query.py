@@ -21,11 +21,12 @@ import time
 from typing import Any
 
 from skipindex.errors import SkipIndexError
+from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import MAX_KEYS, Keys, in_node, join_keys
+from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
 from skipindex.sql.frames import Pruned, prune_source
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
 from skipindex.sql.references import Reference
@@ -34,6 +35,12 @@ from skipindex.sql.text import escape, placeholder, run_sql, substitute
 from skipindex.store.manifest import load_latest
 
 __all__ = ["sql", "sql_plan"]
+
+# Keys are not computed where the other side's index already says this many times
+# the bound of rows match (its keys are as many, unless its key repeats).
+MANY = 4
+# Kinds that answer a long IN list key by key.
+_BY_KEY = frozenset({"bitsliced_bitmap", "range_bitmap", "equality_bitmap"})
 
 
 def sql(spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True) -> Any:
@@ -141,8 +148,13 @@ class _Run:
             before = self.pruned.get(join.fact)
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
-            if not self._has_index(fact, join.fact_column):
+            kinds = self._kinds(fact, join.fact_column)
+            if not kinds:
                 self._keys(join, None, "no index on the column", 0.0)
+                continue
+            many = self._many_rows(join.dim)
+            if many > MANY * bound:
+                self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
             if not self._smaller(dim, fact):
                 self._keys(
@@ -154,12 +166,24 @@ class _Run:
             if keys.values is None:
                 continue
             alias = fact.alias or fact.written
-            node = in_node(alias, join.fact_column, keys.values)
+            by_key = bool(kinds & _BY_KEY)
+            node = key_condition(alias, join.fact_column, keys.values, by_key)
             note = f"{len(keys.values):,} keys of {dim.written} through {join.text}"
             self.conditions.setdefault(join.fact, []).append(Condition(node, "dynamic", note))
             grown.add(join.fact)
         for number in grown:
             self._prune(self.by_number[number])
+
+    def _many_rows(self, number: int) -> int:
+        """At least about how many rows of reference ``number`` its prune says
+        match (0: it cannot say): the rows bitmaps narrowed kept files to, and
+        about LIKELY_ROWS in each file kept from a sample of its rows."""
+        pruned = self.pruned.get(number)
+        result = pruned.result if pruned is not None else None
+        if result is None:
+            return 0
+        narrowed = sum(len(rows) for rows in result.rows.values())
+        return int(narrowed + LIKELY_ROWS * result.row_level_sampled)
 
     def _smaller(self, dim: Reference, fact: Reference) -> bool:
         """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact``'s bytes."""
@@ -171,21 +195,26 @@ class _Run:
             return True
         return sizes[0] * KEY_SIDE_SHARE <= sizes[1]
 
-    def _has_index(self, reference: Reference, column: str) -> bool:
+    def _kinds(self, reference: Reference, column: str) -> set[str]:
+        """The index kinds on ``column`` of ``reference``'s table ("partition" for
+        a partition column)."""
         source = self.sources[reference.key]
         try:
             manifest = load_latest(source.location)
         except (SkipIndexError, OSError):
-            return False
+            return set()
         if manifest is None:
-            return False
+            return set()
         wanted = column.lower()
-        columns = {
-            str(getattr(d, "column", "") or "").lower()
+        kinds = {
+            str(d.kind)
             for d in manifest.indexes
             if getattr(d, "expression", None) is None
+            and str(getattr(d, "column", "") or "").lower() == wanted
         }
-        return wanted in columns or wanted in {p.lower() for p in manifest.partition_columns}
+        if wanted in {p.lower() for p in manifest.partition_columns}:
+            kinds.add("partition")
+        return kinds
 
     def _dim_keys(self, join: EquiJoin, dim: Reference, dim_where: str, bound: int) -> Keys:
         pruned = self.pruned.get(dim.number)

@@ -46,6 +46,12 @@ def test_written_conditions_reach_their_table():
     }
 
 
+def test_functions_an_expression_index_may_hold_are_kept():
+    assert where("SELECT * FROM fact f WHERE lower(f.k2) = 'ab' AND hour(ts) = 3") == {
+        "f": "(LOWER(`k2`) = 'ab') AND (HOUR(`ts`) = 3)"
+    }
+
+
 def test_conditions_that_prune_cannot_use_are_dropped():
     assert (
         where(

@@ -11,7 +11,7 @@ from skipindex.expressions import parse_sql
 from skipindex.expressions.nodes import In
 from skipindex.sql.conjuncts import render
 from skipindex.sql.derive import parse
-from skipindex.sql.dynamic import in_node
+from skipindex.sql.dynamic import in_node, key_condition
 from skipindex.sql.references import TableKey
 from skipindex.sql.text import placeholder, substitute
 
@@ -87,3 +87,19 @@ def test_key_lists_read_back_as_the_same_values(values):
 
 def test_no_keys_is_false():
     assert render(in_node("f", "k", [])) == "FALSE"
+
+
+def test_key_conditions_put_runs_of_consecutive_keys_in_ranges():
+    days = [datetime.date(1994, 1, 1) + datetime.timedelta(days=d) for d in range(365)]
+    assert render(key_condition("f", "d", days, rows_by_key=True)) == (
+        "`d` BETWEEN CAST('1994-01-01' AS DATE) AND CAST('1994-12-31' AS DATE)"
+    )
+    text = render(key_condition("f", "k", [1, 2, 3, 7, 9, 10], rows_by_key=False))
+    assert text == "`k` BETWEEN 1 AND 3 OR `k` BETWEEN 9 AND 10 OR `k` IN (7)"
+    assert render(key_condition("f", "s", ["b", "a"], rows_by_key=False)) == "`s` IN ('a', 'b')"
+
+
+def test_long_scattered_lists_reach_bitmaps_as_one_covering_range():
+    keys = list(range(0, 200, 2))
+    assert render(key_condition("f", "k", keys, rows_by_key=True)) == "`k` BETWEEN 0 AND 198"
+    assert render(key_condition("f", "k", keys, rows_by_key=False)).startswith("`k` IN (0, 2, 4")
