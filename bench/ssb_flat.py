@@ -80,24 +80,30 @@ def run(config: Config) -> Section:
         intro=__doc__.split("\n\n", 1)[1].replace("\n", " ").strip(),
     )
     _files_kept(section, {"natural": (natural, minmax, bitmaps), "clustered": clustered})
+    by_date = _clustered(spark, natural, "date-sorted", ["lo_orderdate"], "linear")
+    _expression_index(section, spark, by_date[0])
     _times(section, spark, natural, bitmaps, config.runs)
     spark.stop()
     return section
 
 
-def _clustered(spark: Any, natural: Path) -> tuple[Path, Path, Path]:
-    """The clustered copy (min-max on the by columns from cluster), and two
-    indexed links of it: min-max and bit-sliced bitmaps on every predicate column."""
-    folder = natural.parent / "clustered"
+def _clustered(
+    spark: Any, natural: Path, name: str = "clustered", by: list[str] | None = None,
+    curve: str = "hilbert",
+) -> tuple[Path, Path, Path]:  # fmt: skip
+    """A clustered copy (min-max on the by columns from cluster), and two indexed
+    links of it: min-max and bit-sliced bitmaps on every predicate column."""
+    by = by or CLUSTER_BY
+    folder = natural.parent / name
     if not (folder / "READY").exists():
         target = sum(p.stat().st_size for p in data.data_files(natural)) // CLUSTER_FILES
-        print(f"  clustering {natural} (Hilbert on {', '.join(CLUSTER_BY)})", flush=True)
+        print(f"  clustering {natural} ({curve} on {', '.join(by)})", flush=True)
         started = time.perf_counter()
         si.cluster(
             str(natural),
             str(folder / "lineorder_flat"),
-            by=CLUSTER_BY,
-            curve="hilbert",
+            by=by,
+            curve=curve,
             target_file_bytes=target,
             spark=spark,
         )
@@ -175,6 +181,55 @@ def _files_kept(section: Section, layouts: dict[str, tuple[Path, Path, Path]]) -
             "queries as written keep what their range forms keep, on both layouts",
             "yes" if same_as_ranges else "no",
             same_as_ranges,
+        )
+    )
+
+
+WEEK = "weekofyear(lo_orderdate)"
+WEEK_QUERIES = {
+    "Q1.3 as written": ssb.BY_NAME["Q1.3"].where,
+    "Q1.3, the week only": ssb.BY_NAME["Q1.3"].where.replace(" AND year(lo_orderdate) = 1994", ""),
+    "week 6, any year": f"{WEEK} = 6",
+    "weeks 52-53, any year": f"{WEEK} >= 52",
+}
+
+
+def _expression_index(section: Section, spark: Any, clustered: Path) -> None:
+    """Q1.3's ``weekofyear`` with and without an expression index on it, on the
+    rows sorted by date: the week within a year is a range of days, the week
+    alone (every year) is not."""
+    bitmaps = clustered.parent / "idx-bitsliced_bitmap"
+    week = data.index_copy(clustered, "idx-bitsliced-week", pattern="*.parquet")
+    if ensure_index(week, ssb.specs("bitsliced_bitmap"), PoolRunner()):
+        print(f"  built the bitsliced_bitmap index on {week}", flush=True)
+    described = si.describe(str(week))
+    if not any(d.get("expression") for d in described.indexes):
+        si.build_index(str(week), [si.EqualityBitmap(expr=WEEK)], spark=spark)
+    floors = _floors(clustered, list(WEEK_QUERIES.values()))
+    rows = []
+    at_floor = True
+    for (name, where), floor in zip(WEEK_QUERIES.items(), floors, strict=True):
+        without = si.prune(str(bitmaps), where).kept
+        with_index = si.prune(str(week), where).kept
+        at_floor &= with_index == floor
+        rows.append([name, f"{floor}", f"{without}", f"{with_index}"])
+    total = len(data.data_files(clustered, "*.parquet"))
+    section.tables.append(
+        Table(
+            f"weekofyear on the rows sorted by lo_orderdate ({total} files): files kept by "
+            f"bit-sliced bitmaps, without and with an expression index on `{WEEK}` "
+            "(equality bitmap)",
+            ["predicate", "floor", "without", "with the expression index"],
+            rows,
+            notes=[f"{k}: `{v}`" for k, v in WEEK_QUERIES.items()],
+        )
+    )
+    section.targets.append(
+        Target(
+            "ssb-expression-index",
+            "Q1.3's weekofyear at the floor with an expression index (also without a year)",
+            "yes" if at_floor else "no",
+            at_floor,
         )
     )
 
