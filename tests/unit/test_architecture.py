@@ -98,3 +98,13 @@ assert si.prune(root, "a = 2 AND year(CAST('2020-01-01' AS DATE)) = 2020").kept 
 assert "pyspark" not in sys.modules, "pyspark imported"
 """
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_test_modules_have_unique_names():
+    """Test folders have no __init__.py, so pytest imports each test module by its
+    basename: two files of one name break collection of the whole suite."""
+    names: dict[str, list[str]] = {}
+    for path in (ROOT / "tests").rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(ROOT)))
+    clashes = {name: paths for name, paths in names.items() if len(paths) > 1}
+    assert clashes == {}, f"test modules sharing a name: {clashes}"
