@@ -68,7 +68,7 @@ def prune_source(
     if source.delta_version is not None and not _same_snapshot(source):
         return done(result, None, _MOVED_ON)
     if result.kept == result.total and not source.must_replace:
-        return done(result, None, "every file can hold a match: read as written")
+        return done(result, None, "every file can hold a match")
     frame = kept_rows(
         spark, result, source.location, view, schema=source.schema, row_groups=row_groups
     )
@@ -76,7 +76,7 @@ def prune_source(
         return done(result, None, "most files can hold a match: Spark reads the table itself")
     frame = _typed_as(frame, source.schema)
     if frame is None:
-        return done(result, None, "a view of the kept files is typed otherwise: read as written")
+        return done(result, None, "a view of the kept files would be typed otherwise")
     return done(result, frame, "")
 
 
