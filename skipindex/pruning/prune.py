@@ -36,6 +36,7 @@ from skipindex.pruning.result import PruneResult
 from skipindex.pruning.row_groups import kept_rows
 from skipindex.spark.partitions import partition_columns
 from skipindex.spark.widening import binding_schema
+from skipindex.store import query_log
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.location import (
@@ -123,7 +124,10 @@ def prune(
                 raise
         warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
         result = _keep_all(location, listing, where, started, f"{exc}; kept every file")
-    return replace(result, not_parquet=listing.not_parquet, swapping=swapping)
+    result = replace(result, not_parquet=listing.not_parquet, swapping=swapping)
+    iceberg = location.iceberg.name if location.iceberg is not None else None
+    query_log.record(location.user_root, iceberg, result)  # when enabled; never raises
+    return result
 
 
 def _column_session_zone(where: Where) -> str | None:

@@ -14,6 +14,7 @@ from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
 from skipindex.spark.session import read_parquet_paths
 from skipindex.spark.settings import SparkView
+from skipindex.store import query_log
 from skipindex.store.delta import delta_arrow_schema
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 
@@ -62,17 +63,18 @@ def read(
     modelled type, flat columns of the table's types, no LEGACY calendar).
     """
     view = SparkView.of_session(spark)
-    result = prune(
-        path,
-        where,
-        time_zone=view.time_zone,
-        case_sensitive=view.case_sensitive,
-        on_damaged=on_damaged,
-        storage_options=storage_options,
-        row_level=row_level,
-        catalog=catalog,
-        snapshot_id=snapshot_id,
-    )
+    with query_log.source("read"):  # logged as a read, where the query log is on
+        result = prune(
+            path,
+            where,
+            time_zone=view.time_zone,
+            case_sensitive=view.case_sensitive,
+            on_damaged=on_damaged,
+            storage_options=storage_options,
+            row_level=row_level,
+            catalog=catalog,
+            snapshot_id=snapshot_id,
+        )
     location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
     if location.iceberg is not None:
         return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
