@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from typing import Any
 
@@ -31,6 +31,36 @@ def local_session(cores: int | str = "*", app_name: str = "skipindex") -> Any:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")  # Spark's INFO/WARN chatter is not ours to show
+    return spark
+
+
+def session_for(
+    master: str, conf: Mapping[str, str] | None = None, app_name: str = "skipindex"
+) -> Any:
+    """A SparkSession on ``master`` (``local[N]``, or a cluster's URL such as
+    ``spark://host:7077``) set up as :func:`local_session`'s, plus ``conf``.
+    Executors run ``PYSPARK_PYTHON`` (default: this interpreter), which must have
+    skipindex installed where they run."""
+    if master.startswith("local") and not conf:
+        inside = master[master.find("[") + 1 : master.find("]")] if "[" in master else "*"
+        return local_session(inside or "*", app_name)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = (
+        SparkSession.builder.master(master)
+        .appName(app_name)
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "100000")
+        .config("spark.python.worker.reuse", "true")
+    )
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 

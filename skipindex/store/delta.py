@@ -20,7 +20,14 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import NotATableError, UnsupportedTableError
 
-__all__ = ["DELTA_LOG", "delta_arrow_schema", "delta_files", "delta_version", "is_delta"]
+__all__ = [
+    "DELTA_LOG",
+    "delta_arrow_schema",
+    "delta_files",
+    "delta_table",
+    "delta_version",
+    "is_delta",
+]
 
 DELTA_LOG = "_delta_log"
 
@@ -95,6 +102,12 @@ def delta_arrow_schema(uri: str, user_root: str, options: dict[str, str]) -> pa.
 def delta_version(uri: str, user_root: str, options: dict[str, str]) -> int:
     """The version of the table's current snapshot."""
     return int(_open(uri, user_root, options).version())
+
+
+def delta_table(uri: str, user_root: str, options: dict[str, str]) -> Any:
+    """The table's current snapshot as a ``deltalake.DeltaTable`` (for Delta's own
+    OPTIMIZE, which the maintenance service runs on Delta tables)."""
+    return _open(uri, user_root, options)
 
 
 def _open(uri: str, user_root: str, options: dict[str, str]) -> Any:

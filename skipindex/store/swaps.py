@@ -23,7 +23,14 @@ from skipindex.errors import ConflictError
 from skipindex.store.cluster_plan import load_plan, load_plans, plans_dir
 from skipindex.store.location import Listing, TableLocation
 
-__all__ = ["clean_replaced", "new_file_name", "replaced_dir", "settled_listing", "staging_dir"]
+__all__ = [
+    "clean_replaced",
+    "new_file_name",
+    "plan_of_file",
+    "replaced_dir",
+    "settled_listing",
+    "staging_dir",
+]
 
 _NEW_FILE_PREFIX = "si-cluster-"
 _NEW_FILE = re.compile(r"^si-cluster-(\d+-[0-9a-f]{8})-\d+\.parquet$")
@@ -33,6 +40,12 @@ RELIST_PAUSE_S = 0.05
 
 def new_file_name(plan_id: str, number: int) -> str:
     return f"si-cluster-{plan_id}-{number:05d}.parquet"
+
+
+def plan_of_file(path: str) -> str | None:
+    """The cluster plan that wrote the data file at ``path`` (by its name), if any."""
+    found = _NEW_FILE.match(_base(path))
+    return found.group(1) if found else None
 
 
 def staging_dir(location: TableLocation, plan_id: str) -> str:
