@@ -36,6 +36,7 @@ from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.indexing.build import BuildReport, build_index
 from skipindex.indexing.suggest import Suggestion, suggest_indexes
 from skipindex.layout.cluster import ClusterReport, cluster
+from skipindex.maintain.service import MaintainReport, maintain, table_changed
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import read
 from skipindex.sql.catalog import register
@@ -57,6 +58,7 @@ __all__ = [
     "IndexFormatVersionError",
     "InvalidPredicateError",
     "InvalidSpecError",
+    "MaintainReport",
     "MinMax",
     "NotATableError",
     "PruneResult",
@@ -76,6 +78,7 @@ __all__ = [
     "cluster",
     "describe",
     "drop_index",
+    "maintain",
     "prune",
     "read",
     "register",
@@ -83,5 +86,6 @@ __all__ = [
     "sql",
     "sql_plan",
     "suggest_indexes",
+    "table_changed",
     "vacuum",
 ]

@@ -1,4 +1,4 @@
-"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|sql|demo``: the library."""
+"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|sql|maintain|demo``: the library."""
 
 from __future__ import annotations
 
@@ -180,12 +180,42 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("--cores", default="*", help="local Spark cores (default: all)")
     query.set_defaults(run=commands.sql)
 
+    _maintain_parser(verbs)
+
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")
     demo.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor")
     demo.add_argument("--files", type=int, default=24, help="number of data files")
     demo.set_defaults(run=commands.demo, json=False)
     return parser
+
+
+def _maintain_parser(verbs: Any) -> None:
+    maintain = verbs.add_parser(
+        "maintain",
+        help="keep tables indexed and laid out as commits land (a service)",
+        description="Keep the tables of a policy file indexed, bin-packed and clustered as "
+        "commits land: run (until stopped), once (one pass, for cron or Airflow), status, "
+        "notify (a writer says a table changed).",
+    )
+    steps = maintain.add_subparsers(dest="step", required=True, metavar="STEP")
+    for name, text in [
+        ("run", "run the service until SIGTERM/SIGINT (the running job is finished first)"),
+        ("once", "one pass: look for commits, run every due job, exit (1 if a job failed)"),
+        ("status", "per table: last commit, files not yet covered, queue, running job, outcomes"),
+        ("notify", "queue a refresh of TABLE now (a writer's 'table changed')"),
+    ]:
+        step = steps.add_parser(name, help=text, description=text)
+        if name == "notify":
+            step.add_argument("table", help="the table as the policy names it (path or db.table)")
+        step.add_argument("--policy", help="the policy file (default: $SKIPINDEX_MAINTAIN_POLICY)")
+        step.add_argument("--json", action="store_true", help=_JSON_HELP)
+        if name in ("run", "once"):
+            step.add_argument(
+                "--table", action="append", default=[], help="only this table (repeatable)"
+            )
+            step.add_argument("--master", help="Spark master URL (instead of the policy's)")
+        step.set_defaults(run=commands.maintain)
 
 
 def _kinds_help() -> str:

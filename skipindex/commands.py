@@ -18,6 +18,7 @@ __all__ = [
     "demo",
     "describe",
     "drop",
+    "maintain",
     "prune",
     "repair",
     "sql",
@@ -178,6 +179,21 @@ def sql(args: argparse.Namespace) -> int:
         print("\t".join(plan.frame.columns))
         print("\n".join("\t".join(str(v) for v in row.values()) for row in rows))
     return 0
+
+
+def maintain(args: argparse.Namespace) -> int:
+    from skipindex.maintain.command import run_step
+
+    notify = args.step == "notify"  # its TABLE, where run and once take --table ...
+    table = getattr(args, "table", None)  # status takes neither
+    return run_step(
+        args.step,
+        args.policy,
+        tables=table if isinstance(table, list) else (),
+        master=getattr(args, "master", None),
+        as_json=args.json,
+        table=table if notify else None,
+    )
 
 
 def demo(args: argparse.Namespace) -> int:
