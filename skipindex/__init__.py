@@ -13,6 +13,9 @@ from __future__ import annotations
 from skipindex.admin.describe import Description, describe
 from skipindex.admin.drop import drop_index
 from skipindex.admin.repair import RepairReport, repair
+from skipindex.advise.advise import advise
+from skipindex.advise.apply import apply_advice
+from skipindex.advise.plan import Advice
 from skipindex.errors import (
     ConflictError,
     IndexCorruptError,
@@ -47,6 +50,7 @@ from skipindex.store.vacuum import vacuum
 __version__ = "0.1.0"
 
 __all__ = [
+    "Advice",
     "BitSlicedBitmap",
     "Bloom",
     "BuildReport",
@@ -75,6 +79,8 @@ __all__ = [
     "WorkerEnvironmentError",
     "__version__",
     "build_index",
+    "advise",
+    "apply_advice",
     "cluster",
     "describe",
     "drop_index",

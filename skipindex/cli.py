@@ -1,4 +1,4 @@
-"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|sql|maintain|demo``: the library."""
+"""``skipindex build|prune|describe|drop|vacuum|repair|cluster|sql|maintain|advise|demo``."""
 
 from __future__ import annotations
 
@@ -181,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=commands.sql)
 
     _maintain_parser(verbs)
+    _advise_parser(verbs)
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
     demo.add_argument("--dir", default="demo-data", help="where to write the sample table")
@@ -188,6 +189,41 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--files", type=int, default=24, help="number of data files")
     demo.set_defaults(run=commands.demo, json=False)
     return parser
+
+
+def _advise_parser(verbs: Any) -> None:
+    advise = verbs.add_parser(
+        "advise",
+        help="choose indexes and a layout from the workload (simulated on samples)",
+        description="Choose index kinds per column, and the clustering keys and curve, from "
+        "the workload: the queries of --queries FILE (SQL statements or predicates, ended by "
+        "';', each optionally preceded by a '-- name' line) or the query log. Estimates come "
+        "from simulation on samples of the table; nothing changes unless --apply.",
+    )
+    advise.add_argument("table", help="table folder")
+    advise.add_argument("--queries", metavar="FILE", help="the workload (default: the query log)")
+    advise.add_argument("--log", help="the query log (default: $SKIPINDEX_QUERY_LOG)")
+    advise.add_argument(
+        "--name", action="append", default=[], help="the table's name in the SQL (repeatable)"
+    )
+    advise.add_argument("--budget-mb", type=float, help="at most this many MB of index")
+    advise.add_argument(
+        "--budget-seconds", type=float, help="at most this much build time (one core)"
+    )
+    advise.add_argument("--no-layout", action="store_true", help="advise indexes only")
+    advise.add_argument("--target-file-mb", type=float, help="file size if clustered")
+    advise.add_argument("--sample-files", type=int, default=32, help="files simulated on")
+    advise.add_argument("--time-zone", default="UTC", help="the session time zone of the queries")
+    advise.add_argument(
+        "--apply", action="store_true", help="cluster and build as advised (runs Spark)"
+    )
+    advise.add_argument("--dst", help="with --apply: cluster into this copy instead")
+    advise.add_argument(
+        "--policy", help="with --apply: write the plan into this maintenance policy instead"
+    )
+    advise.add_argument("--json", action="store_true", help=_JSON_HELP)
+    advise.add_argument("--cores", default="*", help="local Spark cores (default: all)")
+    advise.set_defaults(run=commands.advise)
 
 
 def _maintain_parser(verbs: Any) -> None:

@@ -13,6 +13,7 @@ from skipindex.errors import InvalidSpecError
 from skipindex.options import parse_index_option
 
 __all__ = [
+    "advise",
     "build",
     "cluster",
     "demo",
@@ -194,6 +195,32 @@ def maintain(args: argparse.Namespace) -> int:
         as_json=args.json,
         table=table if notify else None,
     )
+
+
+def advise(args: argparse.Namespace) -> int:
+    from skipindex.advise.advise import advise as advise_table
+    from skipindex.advise.apply import apply_advice
+    from skipindex.advise.workload import read_queries
+
+    advice = advise_table(
+        args.table,
+        read_queries(args.queries) if args.queries else None,
+        log=args.log,
+        names=args.name,
+        time_zone=args.time_zone,
+        budget_bytes=None if args.budget_mb is None else args.budget_mb * 1e6,
+        budget_seconds=args.budget_seconds,
+        layouts_too=not args.no_layout,
+        target_file_bytes=None if args.target_file_mb is None else int(args.target_file_mb * 2**20),
+        sample_files=args.sample_files,
+    )
+    print(json.dumps(advice.to_dict(), indent=2) if args.json else advice)
+    if args.apply:
+        spark = None if args.policy else _spark(args.cores)
+        done = apply_advice(advice, dst=args.dst, policy=args.policy, spark=spark)
+        if not args.json:
+            print(f"written into {args.policy}: {done}" if args.policy else done)
+    return 0
 
 
 def demo(args: argparse.Namespace) -> int:
