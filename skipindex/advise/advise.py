@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import tempfile
 import time
@@ -35,6 +34,7 @@ from skipindex.errors import InvalidSpecError
 from skipindex.indexes.base import IndexSpec
 from skipindex.pruning.prune import prune
 from skipindex.store import query_log
+from skipindex.store.cluster_plan import cluster_groups
 from skipindex.store.location import DataFile, TableLocation, TablePath, locate
 
 __all__ = ["MIN_LAYOUT_GAIN", "advise"]
@@ -89,9 +89,9 @@ def advise(
         plan, layout, reason = as_is, None, "no layout simulated"
         tried: list[str] = []
         if layouts_too and columns:
-            outputs = _outputs(files, target_file_bytes)
+            target = target_file_bytes or _mean_size(files)
             inputs = _Layouts(
-                location, scratch, rows, workload, used, specs, weights, outputs, sample_files, seed
+                location, scratch, rows, workload, used, specs, weights, target, sample_files, seed
             )
             plan, layout, reason, tried = _layouts(inputs, as_is, budgets)
     indexes = _explained(plan, workload, used)
@@ -105,7 +105,7 @@ def advise(
         len(workload),
         layout,
         reason,
-        target_file_bytes or max(1, sum(f.size for f in files) // max(1, len(files))),
+        target_file_bytes or _mean_size(files),
         indexes,
         estimates,
         plan.left_out,
@@ -141,10 +141,8 @@ def _today(root: str, workload: Sequence[Query]) -> list[int]:
         return [prune(root, q.where or "TRUE", time_zone=q.time_zone).kept for q in workload]
 
 
-def _outputs(files: Sequence[DataFile], target: int | None) -> int:
-    if target is None:
-        return len(files)
-    return max(1, math.ceil(sum(f.size for f in files) / target))
+def _mean_size(files: Sequence[DataFile]) -> int:
+    return max(1, sum(f.size for f in files) // max(1, len(files)))
 
 
 @dataclass(frozen=True)
@@ -158,7 +156,7 @@ class _Layouts:
     used: dict[str, frozenset[str]]
     specs: dict[str, list[IndexSpec]]
     weights: Sequence[float]
-    outputs: int  # files a clustered table would have
+    target: int  # bytes per file the cluster writes
     sample_files: int
     seed: int
 
@@ -166,6 +164,10 @@ class _Layouts:
         curve, by = option
         real_by = [n for c in by for n in self.rows.column_names if n.lower() == c]
         folder = os.path.join(self.scratch, f"layout-{number}")
+        # As many files as cluster would write (a power of two on a curve: its grid halves).
+        files = self.location.list_data_files()
+        groups = cluster_groups(files, self.target, power_of_two=curve != "linear")
+        outputs = sum(g.outputs for g in groups)
         sample = laid_out(
             self.location,
             self.rows,
@@ -173,7 +175,7 @@ class _Layouts:
             self.rows.column_names,
             real_by,
             curve,
-            self.outputs,
+            outputs,
             self.sample_files,
             self.seed,
         )

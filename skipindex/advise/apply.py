@@ -37,7 +37,9 @@ class Applied:
 
     def __str__(self) -> str:
         done = [] if self.cluster is None else [str(self.cluster)]
-        return "\n".join([*done, f"{self.path}: built {self.build.files_indexed} files' indexes"])
+        built = self.build
+        note = f"{built.files_indexed} files indexed" if built.files_indexed else "up to date"
+        return "\n".join([*done, f"{self.path}: index version {built.version} ({note})"])
 
 
 def apply(advice: Advice, *, dst: TablePath | None = None, spark: Any = None) -> Applied:

@@ -113,12 +113,15 @@ class Advice:
 
     def __str__(self) -> str:
         totals = self.totals()
+        weight = sum(e.weight for e in self.estimates)
         lines = [
             f"{self.path}: {self.files} files, {self.queries} queries "
             f"(advised in {self.seconds:.1f} s)",
-            f"files read over the workload: today {totals['today']:.0f}, "
-            f"with no index {totals['no_index']:.0f}, with this plan about "
-            f"{totals['planned']:.0f} ({self.index_bytes / 1e6:.2f} MB of index)",
+            f"files read over the workload: today {totals['today']:.0f} "
+            f"({totals['today'] / max(self.files * weight, 1):.0%} of the table per query), "
+            f"with this plan about {totals['planned']:.0f} "
+            f"({totals['planned'] / max(totals['no_index'], 1):.0%}; "
+            f"{self.index_bytes / 1e6:.2f} MB of index)",
         ]
         if self.layout is None:
             lines.append(f"layout: keep it ({self.layout_reason})")

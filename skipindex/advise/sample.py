@@ -133,7 +133,9 @@ def laid_out(
     written = len(starts) if rows.num_rows else 0
     mean = rows.num_rows / written if written else 0.0
     # Output files no row went to are files the cluster does not write either.
-    return SampleTable(folder, written, outputs, mean, f"{curve} by {', '.join(by)}")
+    return SampleTable(
+        folder, written, outputs, mean, f"{curve} by {', '.join(by)} into {outputs} files"
+    )
 
 
 def distinct_share(sample: pa.Table, column: str) -> float:
