@@ -25,7 +25,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from skipindex._types import spark_type_name
-from skipindex.errors import InvalidPredicateError
+from skipindex.errors import InvalidPredicateError, InvalidSpecError
 from skipindex.sql.derive import derive, parse
 from skipindex.sql.references import TableKey
 from skipindex.store import query_log
@@ -120,8 +120,11 @@ def from_log(log: str, location: TableLocation, limit: int = 10_000) -> list[Que
 def read_queries(path: str) -> dict[str, str]:
     """The queries of a file: each ended by ``;`` (the last may not be), named by
     a ``-- name`` line before it, else by its number."""
-    with open(path, encoding="utf-8") as handle:
-        text = handle.read()
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise InvalidSpecError(f"cannot read the queries file {path}: {exc.strerror}") from None
     found: dict[str, str] = {}
     for number, chunk in enumerate((c for c in text.split(";") if c.strip()), start=1):
         lines = [line for line in chunk.strip().splitlines() if line.strip()]

@@ -4,6 +4,7 @@ sample is the whole table); budgets; advice that follows the workload."""
 
 from __future__ import annotations
 
+import json
 import os
 import tomllib
 from pathlib import Path
@@ -14,6 +15,7 @@ from _advise_support import DAY_QUERIES, FILES, KEY_QUERIES, events_table
 import skipindex as si
 from skipindex.advise.advise import advise
 from skipindex.advise.apply import to_policy
+from skipindex.cli import main
 from skipindex.errors import InvalidSpecError
 from skipindex.indexing.build import build_with
 from skipindex.indexing.runners import InProcessRunner
@@ -113,3 +115,20 @@ def test_advice_goes_into_a_maintenance_policy(tmp_path: Path) -> None:
     written = tomllib.loads(policy.read_text())["table"][0]
     assert written["indexes"] == entry["indexes"] == advice.policy_entry()["indexes"]
     assert (tmp_path / "policy.toml.bak").exists()
+
+
+def test_the_command_reads_named_queries_and_speaks_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = events_table(tmp_path / "events")
+    queries = tmp_path / "queries.sql"
+    queries.write_text(
+        "-- by key\nSELECT * FROM events WHERE k = 97;\n\n-- by day\nday = DATE '2024-01-05';\n"
+    )
+    argv = ["advise", str(table), "--queries", str(queries), "--no-layout", "--json"]
+    assert main([*argv, "--sample-files", str(FILES)]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert [e["label"] for e in document["estimates"]] == ["by key", "by day"]
+    assert document["layout"] is None
+    assert document["totals"]["planned"] == sum(e["planned"] for e in document["estimates"])
+    assert main(["advise", str(table), "--queries", str(tmp_path / "missing.sql")]) == 2
