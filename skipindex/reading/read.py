@@ -25,6 +25,8 @@ __all__ = ["kept_rows", "read"]
 # skips row groups by their statistics) beats handing Spark the kept paths: on SF10
 # in 1,000 files, 831 kept paths took 6.53 s where the whole folder took 5.88 s.
 FOLDER_SHARE = 0.5
+# Prune and resolve again when a kept file vanished in between (an in-place swap).
+SWAP_ATTEMPTS = 3
 
 
 def read(
@@ -61,27 +63,48 @@ def read(
     (see :mod:`skipindex.reading.row_groups`). Only files
     pyarrow reads exactly as Spark does qualify (local, partition columns of a
     modelled type, flat columns of the table's types, no LEGACY calendar).
+
+    A kept file that is gone when Spark resolves the paths (an in-place cluster,
+    such as the maintenance service's bin-packing, swapped it meanwhile) makes it
+    prune again, up to three times. A swap landing after this returns, while
+    Spark runs the query, fails the query with a missing file: run it again.
     """
     view = SparkView.of_session(spark)
-    with query_log.source("read"):  # logged as a read, where the query log is on
-        result = prune(
-            path,
-            where,
-            time_zone=view.time_zone,
-            case_sensitive=view.case_sensitive,
-            on_damaged=on_damaged,
-            storage_options=storage_options,
-            row_level=row_level,
-            catalog=catalog,
-            snapshot_id=snapshot_id,
-        )
-    location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
-    if location.iceberg is not None:
-        return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
-    frame = kept_rows(spark, result, location, view, row_groups=row_groups, whole=folder_frame)
-    assert frame is not None  # given ``whole``, kept_rows always returns a frame
-    # DataFrame.filter takes SQL text and (classic or Connect) Columns
-    return frame.filter(where)
+    for attempt in range(1, SWAP_ATTEMPTS + 1):
+        with query_log.source("read"):  # logged as a read, where the query log is on
+            result = prune(
+                path,
+                where,
+                time_zone=view.time_zone,
+                case_sensitive=view.case_sensitive,
+                on_damaged=on_damaged,
+                storage_options=storage_options,
+                row_level=row_level,
+                catalog=catalog,
+                snapshot_id=snapshot_id,
+            )
+        location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
+        if location.iceberg is not None:
+            return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
+        try:
+            frame = kept_rows(
+                spark, result, location, view, row_groups=row_groups, whole=folder_frame
+            )
+        except Exception as exc:
+            if attempt < SWAP_ATTEMPTS and _gone_since_listed(exc):
+                continue  # an in-place cluster (or a writer) moved a kept file: list again
+            raise
+        assert frame is not None  # given ``whole``, kept_rows always returns a frame
+        # DataFrame.filter takes SQL text and (classic or Connect) Columns
+        return frame.filter(where)
+    raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+def _gone_since_listed(exc: Exception) -> bool:
+    """Spark found a kept file missing when it resolved the paths: the table
+    changed between the prune and the read (a maintenance bin-pack, say)."""
+    text = str(exc)
+    return "PATH_NOT_FOUND" in text or "FileNotFoundException" in text
 
 
 def kept_rows(
