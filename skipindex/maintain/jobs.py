@@ -221,11 +221,20 @@ def _layout(ctx: Context, by: tuple[str, ...]) -> Outcome:
     details = {"plan": plan.plan_id, "rewritten": len(plan.rewritten), "settled": settled}
     updates: dict[str, Any] = {}
     if by:
-        updates = {
-            "clustered_ms": ctx.now(),
-            "baseline": decay.baseline(table, location, ctx.service.query_log),
-        }
+        updates = _laid_out(ctx, location, by)
     return Outcome(f"{summary}; {coverage(table)}", details, (), updates)
+
+
+def _laid_out(ctx: Context, location: TableLocation, by: tuple[str, ...]) -> dict[str, Any]:
+    """What a cluster by the policy's keys notes on its table: when, each logged
+    predicate's share of files kept now (decay is measured from it), and so."""
+    base = decay.baseline(ctx.table, location, ctx.service.query_log)
+    note = f"laid out by ({', '.join(by)}) {ctx.table.curve}; " + (
+        f"{len(base)} logged predicates keep {sum(base.values()) / len(base):.1%} of files"
+        if base
+        else "no logged predicates yet to measure decay with"
+    )
+    return {"clustered_ms": ctx.now(), "baseline": base, "decay_note": note}
 
 
 def _adopted(ctx: Context, location: TableLocation, by: tuple[str, ...]) -> ClusterPlan | None:
@@ -268,12 +277,7 @@ def _delta_optimize(ctx: Context, location: TableLocation, by: tuple[str, ...]) 
     if coverage(table).uncovered:
         ctx.phase("indexing the new files")
         build_index(table.path, spark=ctx.spark())
-    updates: dict[str, Any] = {}
-    if by:
-        updates = {
-            "clustered_ms": ctx.now(),
-            "baseline": decay.baseline(table, location, ctx.service.query_log),
-        }
+    updates = _laid_out(ctx, location, by) if by else {}
     verb = "z-ordered" if by else "compacted"
     summary = f"Delta OPTIMIZE {verb}: {removed} files became {added}; {coverage(table)}"
     return Outcome(summary, {"removed": removed, "added": added}, (), updates)
