@@ -8,7 +8,9 @@ that still fit the budgets (bytes, build seconds) and save at least
 do as well without it (a Bloom filter made useless by an equality bitmap
 chosen later, say). Every number is a simulation's (:mod:`.simulate`), so
 indexes that help only together (bitmaps combined row by row across
-conditions) are judged together.
+conditions) are judged together. What each kept index is said to save is
+its step when the kept ones are added in the order chosen: the steps add up
+to the plan's saving over no index at all.
 """
 
 from __future__ import annotations
@@ -97,6 +99,12 @@ def choose(
         steps.append(Step(candidate, current, after))
         current = after
     chosen = _pruned(chosen, total, current, min_saving)
+    # Each kept index's saving, added in the order chosen: they sum to the plan's.
+    steps, before = [], total(frozenset())
+    for number, candidate in enumerate(chosen):
+        after = total(frozenset(c.key for c in chosen[: number + 1]))
+        steps.append(Step(candidate, before, after))
+        before = after
     keys = frozenset(c.key for c in chosen)
     return Choice(tuple(chosen), tuple(steps), simulation.kept(keys), none, tuple(left_out))
 
