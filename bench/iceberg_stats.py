@@ -17,7 +17,7 @@ from pathlib import Path
 
 import data
 import pyarrow.parquet as pq
-from measure import Config, Section, Table, Target
+from measure import Config, Section, Table, Target, floors_of
 from queries import QUERIES, specs
 
 import skipindex as si
@@ -55,19 +55,6 @@ def iceberg_lineitem(source: Path) -> dict[str, str]:
     return properties
 
 
-def _floors(paths: list[str], wheres: list[str]) -> list[int]:
-    import duckdb
-
-    con = duckdb.connect()
-    listed = ", ".join(f"'{p}'" for p in paths)
-    flags = ", ".join(f"bool_or(coalesce({w}, false))::int AS p{i}" for i, w in enumerate(wheres))
-    per_file = f"SELECT filename, {flags} FROM read_parquet([{listed}], filename=true)"
-    sums = ", ".join(f"sum(p{i})" for i in range(len(wheres)))
-    found = con.execute(f"SELECT {sums} FROM ({per_file} GROUP BY filename)").fetchone()
-    assert found is not None
-    return [int(n) for n in found]
-
-
 def run(config: Config) -> Section:
     from skipindex.spark.session import local_session
 
@@ -85,7 +72,7 @@ def run(config: Config) -> Section:
     options = dict(catalog)
     table = load_catalog(options.pop("name"), **options).load_table("tpch.lineitem")
     paths = [t.file.file_path.removeprefix("file://") for t in table.scan().plan_files()]
-    floors = _floors(paths, [q.sql for q in QUERIES])
+    floors = floors_of(paths, [q.sql for q in QUERIES])
     rows: list[list[str]] = []
     fewer: list[float] = []
     for query, floor in zip(QUERIES, floors, strict=True):
@@ -116,4 +103,3 @@ def run(config: Config) -> Section:
         )
     )
     return section
-

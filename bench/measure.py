@@ -8,8 +8,9 @@ import platform
 import statistics
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 RUNS = 5
@@ -126,6 +127,25 @@ def repeat(action: Callable[[], Any], runs: int = RUNS, warmup: int = 1) -> list
         if round_ >= warmup:
             times.append(seconds)
     return times
+
+
+def floors_of(files: Path | Sequence[str], wheres: Sequence[str]) -> list[int]:
+    """Per predicate, how many files hold a row for which it is TRUE: the floor
+    for file skipping, by DuckDB over the real rows. ``files``: a folder (its
+    ``*.parquet``) or a list of file paths."""
+    import duckdb
+
+    if isinstance(files, Path):
+        source = f"'{files}/*.parquet'"
+    else:
+        source = "[" + ", ".join(f"'{p}'" for p in files) + "]"
+    flags = ", ".join(f"bool_or(coalesce({w}, false))::int AS p{i}" for i, w in enumerate(wheres))
+    per_file = f"SELECT filename, {flags} FROM read_parquet({source}, filename=true)"
+    sums = ", ".join(f"sum(p{i})" for i in range(len(wheres)))
+    query = f"SELECT {sums} FROM ({per_file} GROUP BY filename)"
+    found = duckdb.connect().execute(query).fetchone()
+    assert found is not None
+    return [int(n) for n in found]
 
 
 def ms(seconds: float) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import data
-from measure import Config, Section, Table, Target, mb, median, ms, repeat, secs
+from measure import Config, Section, Table, Target, floors_of, mb, median, ms, repeat, secs
 from queries import BY_NAME, QUERIES
 from runners import ReplicaRunner, ensure_index
 
@@ -276,7 +276,7 @@ def _large_files(config: Config, section: Section) -> None:
     started = time.perf_counter()
     if ensure_index(table, query_specs("bitmaps")):
         print(f"  indexed 1,000 large files in {time.perf_counter() - started:.1f} s")
-    floors = _floors(table, list(LARGE.values()))
+    floors = floors_of(table, list(LARGE.values()))
     rows = []
     measured: dict[tuple[str, str], float] = {}
     for (name, where), floor in zip(LARGE.items(), floors, strict=True):
@@ -352,7 +352,7 @@ def _correlated(config: Config, section: Section) -> None:
     specs = [si.BitSlicedBitmap(c) for c in columns]
     specs += [si.EqualityBitmap(c) for c in ("l_linestatus", "l_returnflag")]
     ensure_index(table, specs)
-    floors = _floors(table, list(CORRELATED.values()))
+    floors = floors_of(table, list(CORRELATED.values()))
     rows = []
     for (name, where), floor in zip(CORRELATED.items(), floors, strict=True):
         cells = []
@@ -377,22 +377,6 @@ def _correlated(config: Config, section: Section) -> None:
             all(row[2] == row[1] for row in rows),
         )
     )
-
-
-def _floors(table: Path, predicates: list[str]) -> list[int]:
-    """Per predicate, how many files of ``table`` hold a matching row (DuckDB)."""
-    import duckdb
-
-    con = duckdb.connect()
-    flags = ", ".join(
-        f"bool_or(coalesce({p}, false))::int AS p{i}" for i, p in enumerate(predicates)
-    )
-    source = f"read_parquet('{table}/*.parquet', filename=true)"
-    per_file = f"SELECT filename, {flags} FROM {source} GROUP BY filename"
-    sums = ", ".join(f"sum(p{i})" for i in range(len(predicates)))
-    found = con.execute(f"SELECT {sums} FROM ({per_file})").fetchone()
-    assert found is not None
-    return [int(n) for n in found]
 
 
 def _memory_target(memory: list[tuple[int, str, int, int]]) -> Target:

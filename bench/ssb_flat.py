@@ -20,7 +20,7 @@ from typing import Any
 
 import data
 import ssb
-from measure import Config, Section, Table, Target, median, ms, rotating
+from measure import Config, Section, Table, Target, floors_of, median, ms, rotating
 from runners import PoolRunner, ensure_index
 
 import skipindex as si
@@ -118,24 +118,12 @@ def _clustered(
     return table, copies[0], copies[1]
 
 
-def _floors(table: Path, wheres: list[str]) -> list[int]:
-    import duckdb
-
-    con = duckdb.connect()
-    flags = ", ".join(f"bool_or(coalesce({w}, false))::int AS p{i}" for i, w in enumerate(wheres))
-    per_file = f"SELECT filename, {flags} FROM read_parquet('{table}/*.parquet', filename=true)"
-    sums = ", ".join(f"sum(p{i})" for i in range(len(wheres)))
-    found = con.execute(f"SELECT {sums} FROM ({per_file} GROUP BY filename)").fetchone()
-    assert found is not None
-    return [int(n) for n in found]
-
-
 def _files_kept(section: Section, layouts: dict[str, tuple[Path, Path, Path]]) -> None:
     exact_natural = True
     same_as_ranges = True
     for layout, (table, minmax, bitmaps) in layouts.items():
         total = len(data.data_files(table, "*.parquet"))
-        floors = _floors(table, [q.where for q in ssb.QUERIES])
+        floors = floors_of(table, [q.where for q in ssb.QUERIES])
         rows = []
         for query, floor in zip(ssb.QUERIES, floors, strict=True):
             ranged = range_form(query)
@@ -205,7 +193,7 @@ def _expression_index(section: Section, spark: Any, clustered: Path) -> None:
     described = si.describe(str(week))
     if not any(d.get("expression") for d in described.indexes):
         si.build_index(str(week), [si.EqualityBitmap(expr=WEEK)], spark=spark)
-    floors = _floors(clustered, list(WEEK_QUERIES.values()))
+    floors = floors_of(clustered, list(WEEK_QUERIES.values()))
     rows = []
     at_floor = True
     for (name, where), floor in zip(WEEK_QUERIES.items(), floors, strict=True):
