@@ -16,6 +16,7 @@ must be typed as, and (for an indexed table) where its index is.
 
 from __future__ import annotations
 
+import hashlib
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,6 +58,11 @@ class Source:
 
 
 _registrations: weakref.WeakKeyDictionary[Any, dict[str, Registration]] = (
+    weakref.WeakKeyDictionary()
+)
+# Per session and view name: the registration, the fingerprint of what Spark's
+# schema of it depends on, and that schema (see _view_schema).
+_schemas: weakref.WeakKeyDictionary[Any, dict[str, tuple[Registration, Any, Any]]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -169,7 +175,7 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
             if entry is None:
                 return None
             location = locate(entry.path, dict(entry.storage_options))
-            schema = spark.table(_quoted(entry.name)).schema
+            schema = _view_schema(spark, entry, location)
             return Source(
                 entry.path, location, entry.storage_options, schema, False, entry.delta_version
             )
@@ -186,6 +192,43 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
     except (SkipIndexError, OSError, ValueError):
         return None
     return None
+
+
+def _view_schema(spark: Any, entry: Registration, location: TableLocation) -> Any:
+    """The schema Spark gives the registered view: asked once, then again only
+    when the table's files or the session's settings have changed since.
+
+    Spark infers a folder's schema from its files (their footers, and partition
+    folders from their paths) and the session's settings; asking analyses the
+    view, which lists the folder and reads a footer, about what the query itself
+    costs Spark to plan. A listing of the same files (path, size, mtime) under the
+    same settings gets the same schema."""
+    state = _fingerprint(spark, location)
+    cached = _schemas.get(spark, {}).get(entry.name.lower())
+    if state is not None and cached is not None and cached[0] is entry and cached[1] == state:
+        return cached[2]
+    schema = spark.table(_quoted(entry.name)).schema
+    if state is not None:
+        _schemas.setdefault(spark, {})[entry.name.lower()] = (entry, state, schema)
+    return schema
+
+
+def _fingerprint(spark: Any, location: TableLocation) -> tuple[Any, ...] | None:
+    """What Spark's schema of the table depends on: its files, any summary files
+    beside them and the session's settings (None: not known, ask Spark)."""
+    try:
+        listing = location.list_table()
+        summaries = location.fs.get_file_info(
+            [f"{location.root}/_metadata", f"{location.root}/_common_metadata"]
+        )
+        settings = tuple(sorted(spark.conf.getAll.items()))
+    except Exception:
+        return None
+    files = hashlib.sha256()
+    for part in (listing.paths.to_pylist(), listing.sizes.tolist(), listing.mtimes_ms.tolist()):
+        files.update(repr(part).encode())
+    stamps = tuple((int(i.type), i.size, i.mtime_ns) for i in summaries)
+    return files.hexdigest(), tuple(listing.not_parquet), stamps, settings
 
 
 def _schema_of(spark: Any, key: TableKey) -> Any:

@@ -96,12 +96,15 @@ def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     assert fact_plan.result is not None
     assert fact_plan.result.kept < 4
     assert any(j.keys is not None for j in plan.joins)
-    # Too many keys for the bound: no dynamic condition, same rows.
-    plan = si.sql_plan(
-        spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag <> 't9'", dynamic_keys=2
-    )
+    # Too many keys for the bound: no dynamic condition, same rows. The 12 rows of dim
+    # match: with a bound of 3 the key query finds more, with 2 its index says so first.
+    query = "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag <> 't9'"
+    plan = si.sql_plan(spark, query, dynamic_keys=3)
     assert all(j.keys is None for j in plan.joins)
-    assert "more than 2 keys" in plan.explain()
+    assert "more than 3 keys" in plan.explain()
+    plan = si.sql_plan(spark, query, dynamic_keys=2)
+    assert all(j.keys is None for j in plan.joins)
+    assert "its index says about 12 rows match" in plan.explain()
 
 
 def test_a_view_replaced_after_register_is_just_a_view(spark, fact, tmp_path):
@@ -109,6 +112,43 @@ def test_a_view_replaced_after_register_is_just_a_view(spark, fact, tmp_path):
     spark.read.parquet(str(other)).createOrReplaceTempView("fact")
     plan = _same(spark, "SELECT id FROM fact WHERE id < 60")
     assert not plan.references or not plan.references[0].replaced
+
+
+def test_a_registered_views_schema_is_asked_again_only_when_files_or_settings_change(
+    spark, fact, monkeypatch
+):
+    asked: list[str] = []
+    table = type(spark).table
+
+    def counted(self: Any, name: str) -> Any:
+        asked.append(name)
+        return table(self, name)
+
+    monkeypatch.setattr(type(spark), "table", counted)
+    query = "SELECT id, s FROM fact WHERE id < 60"
+    _same(spark, query)
+    _same(spark, query)
+    assert len(asked) == 1  # the second query reuses the schema
+    # A new file with one more column, first in Spark's listing: Spark's schema changes.
+    pq.write_table(
+        pa.table(
+            {
+                "id": pa.array([7], pa.int64()),
+                "k": pa.array([1], pa.int32()),
+                "s": ["n"],
+                "x": [1.5],
+            }
+        ),
+        fact / "part-0-new.parquet",
+    )
+    _same(spark, "SELECT * FROM fact WHERE id < 60")
+    assert len(asked) == 2
+    spark.conf.set("spark.sql.parquet.binaryAsString", "true")
+    try:
+        _same(spark, query)
+    finally:
+        spark.conf.unset("spark.sql.parquet.binaryAsString")
+    assert len(asked) == 3
 
 
 def test_paths_and_partition_folders_keep_sparks_schema(spark, tmp_path):
