@@ -137,3 +137,16 @@ def test_the_command_reads_named_queries_and_speaks_json(
     assert document["layout"] is None
     assert document["totals"]["planned"] == sum(e["planned"] for e in document["estimates"])
     assert main(["advise", str(table), "--queries", str(tmp_path / "missing.sql")]) == 2
+
+
+def test_a_partitioned_table_gets_index_advice_only(tmp_path: Path) -> None:
+    table = events_table(tmp_path / "events")
+    for number, path in enumerate(sorted(table.glob("*.parquet"))):
+        folder = table / f"region={'north' if number % 2 else 'south'}"
+        folder.mkdir(exist_ok=True)
+        path.rename(folder / path.name)
+    advice = advise(table, {**DAY_QUERIES, "north": "region = 'north' AND k = 97"})
+    assert advice.layout is None
+    assert "partitioned" in advice.layout_reason
+    north = next(e for e in advice.estimates if e.label == "north")
+    assert north.no_index == FILES // 2  # the partition folders prune with no index file
