@@ -58,6 +58,7 @@ def _section_module(key: str) -> Any:
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
     modules |= {"scale": scale, "layout": layout, "rowgroups": row_groups}
     modules |= {"readgroups": read_groups, "ssb": ssb_flat, "iceberg": iceberg_stats}
+    modules["maintain"] = __import__("maintain")  # section 12
     return modules[key]
 
 
@@ -183,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
             "layout",
             "ssb",
             "iceberg",
+            "maintain",
         ].index,
     ):
         print(f"== {key} ({config.mode})", flush=True)
