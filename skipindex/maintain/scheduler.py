@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Sequence
@@ -259,14 +260,18 @@ class _Heartbeat(threading.Thread):
         db = connect(service.policy.service.state)
         try:
             while True:
-                renewed = heartbeat(
-                    db,
-                    service.owner,
-                    self.job,
-                    service.clock(),
-                    service.lease_ms,
-                    self._progress(),
-                )
+                try:
+                    renewed = heartbeat(
+                        db,
+                        service.owner,
+                        self.job,
+                        service.clock(),
+                        service.lease_ms,
+                        self._progress(),
+                    )
+                except sqlite3.Error as exc:  # busy past its timeout: try again next beat
+                    log.warning("job %d: cannot renew its lease now: %s", self.job.id, exc)
+                    renewed = True  # not known to be lost; the lease runs on until it lapses
                 if not renewed and not self.lost:
                     self.lost = True
                     log.warning(

@@ -4,6 +4,8 @@ noticed, refreshes run once, failures retried, and what ``status`` says."""
 from __future__ import annotations
 
 import json
+import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -166,3 +168,29 @@ def test_the_command_line(policy_file: Path, capsys: pytest.CaptureFixture[str])
         main(["maintain", "once", "--policy", str(policy_file), "--json", "--table", "lake/a"]) == 0
     )
     assert json.loads(capsys.readouterr().out)["jobs"][0]["id"] == 1
+
+
+def test_a_heartbeat_that_cannot_write_once_does_not_end_the_job(
+    policy_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    beats: list[int] = []
+    real = scheduler.heartbeat
+
+    def flaky(*args: Any, **kwargs: Any) -> bool:
+        beats.append(1)
+        if len(beats) == 1:
+            raise sqlite3.OperationalError("database is locked")
+        return real(*args, **kwargs)
+
+    def slow(kind: str, ctx: jobs.Context) -> jobs.Outcome:
+        time.sleep(1.5)  # a heartbeat (every second with a 3 s lease) comes and goes
+        return jobs.Outcome("ok")
+
+    monkeypatch.setattr(scheduler, "heartbeat", flaky)
+    monkeypatch.setattr(scheduler, "run_job", slow)
+    policy_file.write_text(
+        policy_file.read_text().replace("retry_seconds = 0", "retry_seconds = 0\nlease_seconds = 3")
+    )
+    report = si.maintain(["lake/a"], policy=policy_file)
+    assert [(j["result"], j["summary"]) for j in report.jobs] == [("done", "ok")]
+    assert len(beats) >= 2
