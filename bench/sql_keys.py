@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     node = (
                         in_node("t", column, keys)
                         if form == "IN list"
-                        else key_condition("t", column, keys, by_key)
+                        else key_condition("t", column, keys, by_key, spec.kind != "bloom")
                     )
                     seconds, kept = _median_prune(str(folder), render(node))
                     cells.append(f"{seconds * 1000:.0f} ms, {kept}")

@@ -85,7 +85,9 @@ def join_keys(
     return Keys(join, sorted(values), "", _since(started))
 
 
-def key_condition(alias: str, column: str, values: list[Any], rows_by_key: bool) -> exp.Expr:
+def key_condition(
+    alias: str, column: str, values: list[Any], rows_by_key: bool, ranges: bool = True
+) -> exp.Expr:
     """A condition every row whose ``column`` equals one of ``values`` meets.
 
     Runs of consecutive integers or days become ``BETWEEN`` (exactly the same
@@ -93,10 +95,14 @@ def key_condition(alias: str, column: str, values: list[Any], rows_by_key: bool)
     at once); the other keys an ``IN`` list (Bloom filters, min-max, bitmaps).
     Where the column has a bitmap index (``rows_by_key``) that would answer a long
     list key by key, more than :data:`BITMAP_KEYS` such keys become the one range
-    covering them instead: fewer files skipped, never a matching one.
+    covering them instead: fewer files skipped, never a matching one. Where no
+    index on the column answers ranges (``ranges`` False: Bloom filters only),
+    every key is listed.
     """
     if not values:
         return exp.false()
+    if not ranges:
+        return in_node(alias, column, values)
     target = exp.column(exp.to_identifier(column), table=alias)
     runs = _runs(sorted(values))
     singles = [run[0] for run in runs if len(run) == 1]

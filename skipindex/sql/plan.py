@@ -101,6 +101,7 @@ class JoinKeys:
     def describe(self) -> str:
         used = (
             f"{self.keys:,} keys of {self.dim} pruned {self.fact}"
+            + (f", {self.note}" if self.note else "")
             if self.keys is not None
             else f"keys of {self.dim} not used for {self.fact}: {self.note}"
         )

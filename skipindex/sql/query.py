@@ -28,6 +28,7 @@ from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
 from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
 from skipindex.sql.frames import Pruned, prune_source
+from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
@@ -167,7 +168,8 @@ class _Run:
                 continue
             alias = fact.alias or fact.written
             by_key = bool(kinds & _BY_KEY)
-            node = key_condition(alias, join.fact_column, keys.values, by_key)
+            ranges = bool(kinds - {"bloom"})  # Bloom filters answer keys, not ranges
+            node = key_condition(alias, join.fact_column, keys.values, by_key, ranges)
             note = f"{len(keys.values):,} keys of {dim.written} through {join.text}"
             self.conditions.setdefault(join.fact, []).append(Condition(node, "dynamic", note))
             grown.add(join.fact)
@@ -218,6 +220,14 @@ class _Run:
 
     def _dim_keys(self, join: EquiJoin, dim: Reference, dim_where: str, bound: int) -> Keys:
         pruned = self.pruned.get(dim.number)
+        source = self.sources.get(dim.key)
+        if pruned is not None and source is not None:
+            started = time.perf_counter()
+            found = local_keys(source, pruned.result, join.dim_column, self.view, bound)
+            if found is not None and found.keys is None:
+                return Keys(join, None, f"more than {bound:,} keys (its bitmaps)", _since(started))
+            if found is not None:
+                return Keys(join, found.keys, "read from its kept rows", _since(started))
         if pruned is not None and pruned.frame is not None:
             name = placeholder(dim.number)
             return join_keys(

@@ -96,6 +96,18 @@ def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     assert fact_plan.result is not None
     assert fact_plan.result.kept < 4
     assert any(j.keys is not None for j in plan.joins)
+    # dim's bitmaps narrowed it to its matching rows: their keys are read without Spark.
+    assert [j.note for j in plan.joins if j.keys is not None] == ["read from its kept rows"]
+    # Rows no index narrows (k is not indexed in dim) give all 12 keys, more than the
+    # bound of 3: Spark's key query finds the 2 that match.
+    plan = _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2")
+    fact_plan = next(r for r in plan.references if r.written == "fact")
+    assert fact_plan.result is not None
+    assert fact_plan.result.kept < 4
+    plan = si.sql_plan(
+        spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2", dynamic_keys=3
+    )
+    assert [(j.keys, j.note) for j in plan.joins if j.fact == "fact"] == [(2, "")]
     # Too many keys for the bound: no dynamic condition, same rows. The 12 rows of dim
     # match: with a bound of 3 the key query finds more, with 2 its index says so first.
     query = "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag <> 't9'"

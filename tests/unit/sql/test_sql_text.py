@@ -97,6 +97,9 @@ def test_key_conditions_put_runs_of_consecutive_keys_in_ranges():
     text = render(key_condition("f", "k", [1, 2, 3, 7, 9, 10], rows_by_key=False))
     assert text == "`k` BETWEEN 1 AND 3 OR `k` BETWEEN 9 AND 10 OR `k` IN (7)"
     assert render(key_condition("f", "s", ["b", "a"], rows_by_key=False)) == "`s` IN ('a', 'b')"
+    # Bloom filters alone answer keys, not ranges: every key is listed.
+    text = render(key_condition("f", "k", [1, 2, 3, 7], rows_by_key=False, ranges=False))
+    assert text == "`k` IN (1, 2, 3, 7)"
 
 
 def test_long_scattered_lists_reach_bitmaps_as_one_covering_range():
