@@ -25,9 +25,17 @@ from skipindex.errors import InvalidSpecError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
 
-__all__ = ["Policy", "ServicePolicy", "TablePolicy", "load_policy", "policy_from"]
+__all__ = [
+    "POLICY_VERSION",
+    "Policy",
+    "ServicePolicy",
+    "TablePolicy",
+    "load_policy",
+    "policy_from",
+]
 
 MB = 1024 * 1024
+POLICY_VERSION = 1  # the policy file's format: ``version = 1`` (optional) at its top
 SETTINGS = {  # per-table settings and their defaults ([defaults] overrides these)
     "indexes": "suggest",
     "target_file_mb": 128.0,
@@ -114,6 +122,12 @@ def load_policy(path: str | os.PathLike[str]) -> Policy:
 def policy_from(document: Mapping[str, Any], source: str = "<dict>", base: str = "") -> Policy:
     """A policy from its document (the TOML as a mapping); relative paths from ``base``."""
     base = base or os.getcwd()
+    version = document.get("version", POLICY_VERSION)
+    if isinstance(version, int) and version > POLICY_VERSION:
+        raise InvalidSpecError(
+            f"{source}: key 'version': {version} is a policy format newer than this "
+            f"skipindex reads ({POLICY_VERSION}); upgrade skipindex"
+        )
     _validate(document, source)
     defaults = {**SETTINGS, **document.get("defaults", {})}
     service = _service(document.get("service", {}), source, base)

@@ -125,3 +125,11 @@ def test_a_policy_from_a_mapping(tmp_path: Path) -> None:
     policy = policy_from({"table": [{"path": "t"}]}, base=str(tmp_path))
     assert policy.tables[0].name == f"{tmp_path}/t"
     assert policy.service.spark_master == "local[2]"
+
+
+def test_the_format_version(tmp_path: Path) -> None:
+    assert load_policy(_write(tmp_path, 'version = 1\n[[table]]\npath = "t"')).tables
+    with pytest.raises(InvalidSpecError, match=r"policy.toml: key 'version': 2 is a policy format"):
+        load_policy(_write(tmp_path, 'version = 2\n[[table]]\npath = "t"\nnew_key = 1'))
+    with pytest.raises(InvalidSpecError, match=r"policy.toml: version: 'one' is not of type"):
+        load_policy(_write(tmp_path, 'version = "one"\n[[table]]\npath = "t"'))
