@@ -84,6 +84,12 @@ def _parser() -> argparse.ArgumentParser:
         help="an Iceberg table: prune as of this snapshot (default: the current one)",
     )
     prune.add_argument(
+        "--as-of",
+        metavar="TIME",
+        help="an Iceberg table: prune as of the snapshot current at TIME (ISO 8601 with an "
+        "offset, e.g. 2024-06-01T12:00:00Z)",
+    )
+    prune.add_argument(
         "--row-level",
         choices=ROW_LEVELS,
         default="auto",

@@ -73,6 +73,7 @@ def prune(args: argparse.Namespace) -> int:
         row_level=args.row_level,
         catalog=_catalog(args),
         snapshot_id=args.snapshot_id,
+        as_of=args.as_of,
     )
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))

@@ -8,6 +8,7 @@ path, size and mtime; every other file is kept.
 
 from __future__ import annotations
 
+import os
 import time
 import warnings
 from collections import Counter, defaultdict
@@ -39,6 +40,7 @@ from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
 from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
+from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import (
     CatalogSpec,
     Listing,
@@ -76,6 +78,7 @@ def prune(
     row_level: RowLevel = "auto",
     catalog: CatalogSpec | None = None,
     snapshot_id: int | None = None,
+    as_of: AsOf | None = None,
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -100,7 +103,9 @@ def prune(
     An Iceberg table is named by ``catalog`` (a name pyiceberg's configuration
     knows, or the catalog's properties) and ``path`` its identifier
     (``db.table``), or by the path of its ``metadata.json``; ``snapshot_id``
-    prunes as of that snapshot (default: the current one).
+    prunes as of that snapshot (default: the current one), ``as_of`` as of the
+    snapshot current at that time (an aware datetime, ISO 8601 with an offset,
+    or epoch milliseconds).
     """
     if on_damaged not in ("raise", "keep"):
         raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
@@ -114,6 +119,8 @@ def prune(
     except ValueError as exc:
         raise InvalidPredicateError(f"time_zone: {exc}") from None
     session = _Session(zone, zone_text, case_sensitive, row_level)
+    if as_of is not None:
+        snapshot_id = snapshot_as_of(os.fspath(path), catalog, as_of, snapshot_id)
     location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
     listing, swapping = settled_listing(location, location.list_table(), location.list_table)
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from skipindex.spark.session import read_parquet_paths
 from skipindex.spark.settings import SparkView
 from skipindex.store import query_log
 from skipindex.store.delta import delta_arrow_schema
+from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 
 __all__ = ["kept_rows", "read"]
@@ -40,11 +42,13 @@ def read(
     row_groups: bool = True,
     catalog: CatalogSpec | None = None,
     snapshot_id: int | None = None,
+    as_of: AsOf | None = None,
 ) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
     Only the files :func:`~skipindex.prune` keeps are opened, pruned with this
-    session's time zone and case sensitivity. Partitioned tables keep their
+    session's time zone and case sensitivity (``catalog``, ``snapshot_id`` and
+    ``as_of`` as :func:`~skipindex.prune` takes them). Partitioned tables keep their
     partition columns (``basePath``, typed as Spark types them over the whole
     table, not just the kept files), an empty result has the table's schema, and
     listing many paths runs no Spark job. Where most files are kept, Spark reads
@@ -70,6 +74,8 @@ def read(
     Spark runs the query, fails the query with a missing file: run it again.
     """
     view = SparkView.of_session(spark)
+    if as_of is not None:  # one snapshot for the prune and the read
+        snapshot_id = snapshot_as_of(os.fspath(path), catalog, as_of, snapshot_id)
     for attempt in range(1, SWAP_ATTEMPTS + 1):
         with query_log.source("read"):  # logged as a read, where the query log is on
             result = prune(

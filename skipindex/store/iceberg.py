@@ -17,6 +17,7 @@ snapshot throughout, and Spark workers reopen exactly it.
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from skipindex.errors import NotATableError, UnsupportedTableError
+from skipindex.errors import InvalidSpecError, NotATableError, UnsupportedTableError
 
 __all__ = [
     "FIELD_ID",
@@ -38,6 +39,7 @@ __all__ = [
     "is_iceberg_folder",
     "open_iceberg",
     "plain_path",
+    "snapshot_as_of",
     "spelled_by_field_id",
 ]
 
@@ -72,6 +74,42 @@ class IcebergSource:
 
             object.__setattr__(self, "table", StaticTable.from_metadata(self.metadata_location))
         return self.table
+
+
+AsOf = datetime.datetime | str | int  # an aware time, ISO 8601 with an offset, or epoch ms
+
+
+def snapshot_as_of(
+    name: str, catalog: CatalogSpec | None, when: AsOf, snapshot_id: int | None = None
+) -> int:
+    """The id of the snapshot that was current at ``when`` (Iceberg's time
+    travel: the last one committed at or before it)."""
+    if snapshot_id is not None:
+        raise InvalidSpecError("give snapshot_id or as_of, not both")
+    moment = _epoch_ms(when)
+    _, source = open_iceberg(name, catalog)
+    found = source.loaded().snapshot_as_of_timestamp(moment)
+    if found is None:
+        raise NotATableError(f"Iceberg table {name} has no snapshot at or before {when}")
+    return int(found.snapshot_id)
+
+
+def _epoch_ms(when: AsOf) -> int:
+    if isinstance(when, int):
+        return when
+    moment = when
+    if isinstance(when, str):
+        try:
+            moment = datetime.datetime.fromisoformat(when.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidSpecError(f"as_of {when!r} is not an ISO 8601 time") from None
+    assert isinstance(moment, datetime.datetime)
+    if moment.tzinfo is None:
+        raise InvalidSpecError(
+            f"as_of {when!r} has no time zone: give one (2024-06-01T12:00:00+00:00) or epoch "
+            "milliseconds; snapshots are stamped in UTC"
+        )
+    return int(moment.timestamp() * 1000)
 
 
 def open_iceberg(

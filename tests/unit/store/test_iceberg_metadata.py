@@ -120,3 +120,33 @@ def test_a_rename_without_a_new_snapshot_reads_with_the_current_schema(tmp_path)
     assert iceberg_arrow_schema(current).names == ["id", "z", "s"]
     _, as_of = open_iceberg("db.t", catalog, snapshot_id=current.snapshot_id)
     assert iceberg_arrow_schema(as_of).names == ["id", "w", "s"]
+
+
+def test_as_of_a_time_is_the_snapshot_current_then(tmp_path):
+    import datetime
+
+    import skipindex as si
+    from skipindex.errors import InvalidSpecError
+    from skipindex.store.iceberg import snapshot_as_of
+
+    catalog = evolved_table(tmp_path)
+    history = open_iceberg("db.t", catalog)[1].loaded().snapshots()
+    stamp = history[1].timestamp_ms
+    # the last snapshot committed at or before that millisecond (appends can share one)
+    expected = [s.snapshot_id for s in history if s.timestamp_ms <= stamp][-1]
+    assert snapshot_as_of("db.t", catalog, stamp) == expected
+    moment = datetime.datetime.fromtimestamp(stamp / 1000, datetime.UTC)
+    assert snapshot_as_of("db.t", catalog, moment) == expected
+    assert snapshot_as_of("db.t", catalog, moment.isoformat().replace("+00:00", "Z")) == expected
+    # prune as of that time lists that snapshot's files (no index: every one kept)
+    root, then = open_iceberg("db.t", catalog, snapshot_id=expected)
+    files = len(iceberg_files(then, root)[0])
+    assert si.prune("db.t", "id >= 0", catalog=catalog, as_of=stamp).total == files
+    root_now, now = open_iceberg("db.t", catalog)
+    assert files < len(iceberg_files(now, root_now)[0])
+    with pytest.raises(NotATableError, match="no snapshot at or before"):
+        snapshot_as_of("db.t", catalog, history[0].timestamp_ms - 1)
+    with pytest.raises(InvalidSpecError, match="has no time zone"):
+        snapshot_as_of("db.t", catalog, "2024-06-01 12:00:00")
+    with pytest.raises(InvalidSpecError, match="not both"):
+        si.prune("db.t", "id >= 0", catalog=catalog, as_of=stamp, snapshot_id=expected)
