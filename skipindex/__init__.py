@@ -14,7 +14,6 @@ from skipindex.admin.describe import Description, describe
 from skipindex.admin.drop import drop_index
 from skipindex.admin.repair import RepairReport, repair
 from skipindex.advise.advise import advise
-from skipindex.advise.apply import apply_advice
 from skipindex.advise.plan import Advice
 from skipindex.errors import (
     ConflictError,
@@ -39,6 +38,7 @@ from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.indexing.build import BuildReport, build_index
 from skipindex.indexing.suggest import Suggestion, suggest_indexes
 from skipindex.layout.cluster import ClusterReport, cluster
+from skipindex.maintain.advice import apply_advice
 from skipindex.maintain.service import MaintainReport, maintain, table_changed
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import read

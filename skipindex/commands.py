@@ -200,8 +200,8 @@ def maintain(args: argparse.Namespace) -> int:
 
 def advise(args: argparse.Namespace) -> int:
     from skipindex.advise.advise import advise as advise_table
-    from skipindex.advise.apply import apply_advice
     from skipindex.advise.workload import read_queries
+    from skipindex.maintain.advice import apply_advice
 
     advice = advise_table(
         args.table,

@@ -1,5 +1,5 @@
 """The automatic stage: keep tables indexed and laid out as commits land
 (``si.maintain``, ``si.table_changed``, ``skipindex maintain``).
 
-May import: ``layout``, ``admin``, ``sql`` and everything below them.
+May import: ``advise`` and everything below it.
 """

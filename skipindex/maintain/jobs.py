@@ -26,10 +26,12 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from typing import Any, cast
 
+from skipindex.indexes.base import IndexSpec
 from skipindex.indexing.build import build_index
 from skipindex.layout.cluster import cluster
 from skipindex.layout.recover import recover
 from skipindex.maintain import decay
+from skipindex.maintain.advised import advised_specs
 from skipindex.maintain.policy import ServicePolicy, TablePolicy
 from skipindex.pruning.prune import prune
 from skipindex.store import query_log
@@ -59,6 +61,7 @@ class Context:
     baseline: dict[str, float] = field(default_factory=dict)
     decay_checked_ms: int | None = None
     now: Callable[[], int] = lambda: int(time.time() * 1000)
+    last_advice: dict[str, Any] | None = None  # an ``indexes = "advise"`` table's last advice
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,15 @@ def _refresh(ctx: Context) -> Outcome:
     details: dict[str, Any] = {"files": before.files, "covered_before": before.covered}
     if before.files == 0:
         return Outcome("no data files yet", details)
-    if before.version is not None and before.uncovered == 0 and not _new_definitions(table):
+    specs = list(table.indexes) if table.indexes is not None else None
+    if table.advise:
+        ctx.phase("advising indexes from the query log")
+        specs, noted = advised_specs(table, ctx.service, ctx.last_advice, ctx.now())
+        details |= noted
+    if before.version is not None and before.uncovered == 0 and not _new_definitions(table, specs):
         summary = "nothing to index"
     else:
         ctx.phase(f"indexing {before.uncovered} files")
-        specs = list(table.indexes) if table.indexes is not None else None
         report = build_index(table.path, specs, spark=ctx.spark(), catalog=table.catalog)
         details |= {"files_indexed": report.files_indexed, "version": report.version}
         if report.chosen:
@@ -119,9 +126,9 @@ def _refresh(ctx: Context) -> Outcome:
     return Outcome(f"{summary}; {after}", details, followups, updates)
 
 
-def _new_definitions(table: TablePolicy) -> bool:
-    """Whether the policy names an index the table does not have yet."""
-    if table.indexes is None:
+def _new_definitions(table: TablePolicy, specs: list[IndexSpec] | None) -> bool:
+    """Whether the policy (or the advice) names an index the table does not have yet."""
+    if specs is None:
         return False
     manifest = load_latest(locate(table.path, catalog=table.catalog))
     if manifest is None:
@@ -132,7 +139,7 @@ def _new_definitions(table: TablePolicy) -> bool:
     }
     return any(
         ((s.expr or s.column).lower(), s.kind, tuple(sorted(s.params().items()))) not in have
-        for s in table.indexes
+        for s in specs
     )
 
 

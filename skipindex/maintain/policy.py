@@ -75,6 +75,7 @@ class TablePolicy:
     path: str  # what the verbs take: the path, or the identifier
     catalog: str | Mapping[str, str] | None = None
     indexes: tuple[IndexSpec, ...] | None = None  # None: chosen ("suggest"), then kept
+    advise: bool = False  # indexes = "advise": chosen from the query log's workload
     target_file_bytes: int = 128 * MB
     binpack: bool = True
     binpack_min_small_files: int = 10
@@ -192,6 +193,7 @@ def _table(
         path=spelled,
         catalog=dict(catalog) if isinstance(catalog, Mapping) else catalog,
         indexes=_indexes(settings["indexes"], where),
+        advise=settings["indexes"] == "advise",
         target_file_bytes=max(1, int(float(settings["target_file_mb"]) * MB)),
         binpack=bool(settings["binpack"]) and not iceberg,
         binpack_min_small_files=int(settings["binpack_min_small_files"]),
@@ -205,7 +207,7 @@ def _table(
 
 
 def _indexes(raw: Any, where: str) -> tuple[IndexSpec, ...] | None:
-    if raw == "suggest":
+    if raw in ("suggest", "advise"):
         return None
     specs = []
     for n, entry in enumerate(raw):

@@ -233,7 +233,18 @@ class Service:
             baseline={str(k): float(v) for k, v in baseline.items()},
             decay_checked_ms=row["decay_checked_ms"] if row is not None else None,
             now=self.clock,
+            last_advice=self._last_advice(table) if table.advise else None,
         )
+
+    def _last_advice(self, table: TablePolicy) -> dict[str, Any] | None:
+        """The advice the table's latest refresh recorded (in its outcome), if any."""
+        row = self.db.execute(
+            "SELECT outcome FROM jobs WHERE table_name = ? AND kind = 'refresh' "
+            "AND state = 'done' AND outcome LIKE '%\"advice\": {%' ORDER BY id DESC LIMIT 1",
+            (table.name,),
+        ).fetchone()
+        advice = json.loads(row[0]).get("advice") if row is not None else None
+        return advice if isinstance(advice, dict) else None
 
 
 class _Heartbeat(threading.Thread):

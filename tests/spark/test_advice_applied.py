@@ -11,7 +11,8 @@ from _advise_support import DAY_QUERIES, FILES, KEY_QUERIES, events_table
 
 import skipindex as si
 from skipindex.advise.advise import advise
-from skipindex.advise.apply import apply, to_policy
+from skipindex.advise.apply import apply
+from skipindex.maintain.advice import to_policy
 
 
 def _rows(path: str, spark: Any, where: str) -> list[tuple[Any, ...]]:

@@ -14,11 +14,11 @@ from _advise_support import DAY_QUERIES, FILES, KEY_QUERIES, events_table
 
 import skipindex as si
 from skipindex.advise.advise import advise
-from skipindex.advise.apply import to_policy
 from skipindex.cli import main
 from skipindex.errors import InvalidSpecError
 from skipindex.indexing.build import build_with
 from skipindex.indexing.runners import InProcessRunner
+from skipindex.maintain.advice import to_policy
 from skipindex.store import query_log
 
 
