@@ -147,4 +147,32 @@ CAUSES: dict[str, str] = {
         "memory-bound. Q4 (`l_partkey BETWEEN`) used to run two one-sided RangeEval passes "
         "over 18 slices; it is now one range, high bits by equality, then only the words left."
     ),
+    "sql-floor": (
+        "Missed by Q3.4 alone (2026-11-25, SF1): natural lineorder 100 files read, floor 7 "
+        "(the flat form reads 7); clustered 3, floor 2. Its conditions sit on three tables "
+        "(customer's and supplier's city, the month) and meet only on the same lineorder row. "
+        "Dynamic pruning hands lineorder 1,209 customer keys, 84 supplier keys and a month of "
+        "days: lo_orderdate's bit-sliced bitmaps narrow each file to the month's rows, but "
+        "lo_custkey and lo_suppkey have Bloom filters and min-max, which answer per file, and "
+        "every file holds some of those customers and some of those suppliers. The flat "
+        "form's bitmaps intersect the three conditions row by row. Reaching the floor needs "
+        "row-level indexes on the foreign keys that answer hundreds of keys at once (a union "
+        "of an equality bitmap's per-key bitmaps); bit-sliced bitmaps answer a list key by "
+        "key (about 25 ms a key on 1,000 files), so more than 32 scattered keys reach them as "
+        "one covering range. Q2.x-Q4.x otherwise read the floor (Q3.1-Q3.3 clustered: "
+        "1.09-1.11x)."
+    ),
+    "sql-overhead-joins": (
+        "Measured 2026-11-25 (SF1, planning beyond spark.sql's, medians): Q1.x 4-14 % "
+        "(dates: keys read from the kept rows in milliseconds, then lineorder pruned twice, "
+        "once with its own conditions and once more with the keys), Q2.x, Q3.1, Q4.1 and "
+        "Q4.2 11-38 %: the dynamic prune of lineorder with about 2,000 supplier keys (and 1,600 "
+        "part keys), which reach prune as SQL text of 20k characters that sqlglot parses "
+        "again, then a Bloom probe per key and file, to keep every file (SSB's keys are not "
+        "clustered). Before this session the same queries paid 0.2-1.2 s more: a Spark key "
+        "query per join and a schema analysis per table (now kept between queries). Left to "
+        "do: hand prune the key list as a tree, not text; prune the fact once, after the "
+        "keys; skip a key list that the fact's per-file distinct counts say cannot skip. "
+        "At SF10 the queries are ~10x longer and the share smaller (see bench/SQL.md)."
+    ),
 }

@@ -20,6 +20,7 @@ ORDER = [
     "readgroups",
     "ssb",
     "iceberg",
+    "sql",
     "maintain",
 ]
 

@@ -6,7 +6,7 @@
     python bench/run.py --report                     # re-render from saved results
 
 Sections: skipping (1), e2e (2), build (3), size (4), scale (5), layout (6),
-rowgroups (7), readgroups (8), ssb (9), iceberg (10). Data and
+rowgroups (7), readgroups (8), ssb (9), iceberg (10), sql (11). Data and
 indexes are cached under bench/data/ and reused. Each section's results are kept
 in bench/results/ (committed, so they outlive the data and a fresh clone), and a
 run with --only re-renders the report with the other sections' latest results
@@ -53,11 +53,13 @@ def _section_module(key: str) -> Any:
     import scale
     import sizes
     import skipping
+    import sql_star
     import ssb_flat
 
     modules = {"skipping": skipping, "e2e": e2e, "build": build_cost, "size": sizes}
     modules |= {"scale": scale, "layout": layout, "rowgroups": row_groups}
     modules |= {"readgroups": read_groups, "ssb": ssb_flat, "iceberg": iceberg_stats}
+    modules["sql"] = sql_star
     modules["maintain"] = __import__("maintain")  # section 12
     return modules[key]
 
@@ -184,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             "layout",
             "ssb",
             "iceberg",
+            "sql",
             "maintain",
         ].index,
     ):

@@ -606,6 +606,114 @@ def _check_first_line(table: Path) -> None:
         raise AssertionError(f"{table}: first line differs from SSB's: {wrong}")
 
 
+# ------------------------------------------------------------------ the star form
+
+# SSB's star: lineorder (the flat table's lo_ columns) and its four dimensions.
+# The date dimension is named ``dates`` (``date`` is a type name in Spark SQL);
+# its key ``d_datekey`` is a DATE, as ``lo_orderdate`` is here.
+LINEORDER_COLUMNS = SCHEMA.names[:17]
+DIMENSION_FILES = {"customer": 8, "supplier": 2, "part": 8, "dates": 1}
+
+
+def star(scale: float = 10, files: int = 1000) -> dict[str, Path]:
+    """SSB's star form, natural order: ``lineorder`` as ``files`` files holding
+    exactly the rows of :func:`lineorder_flat`'s files of the same names (its
+    ``lo_`` columns), and ``customer``, ``supplier``, ``part``, ``dates``; made
+    once under ``bench/data/ssb-sf<scale>-<files>/star/``. Name -> folder."""
+    flat = lineorder_flat(scale, files)
+    folder = flat.parent / "star"
+    tables = {name: folder / name for name in ("lineorder", *DIMENSION_FILES)}
+    if data._ready(folder):
+        return tables
+    started = time.perf_counter()
+    print(f"  writing SSB's star form SF{scale:g} to {folder}", flush=True)
+    data._fresh(folder)
+    tables["lineorder"].mkdir()
+    for source in data.data_files(flat):
+        table = pq.read_table(source, columns=LINEORDER_COLUMNS)
+        pq.write_table(table, tables["lineorder"] / source.name, row_group_size=data.ROW_GROUP)
+    for name, table in _star_dimensions(tpch_tables(scale)).items():
+        tables[name].mkdir()
+        count = DIMENSION_FILES[name]
+        step = -(-len(table) // count)
+        for number in range(count):
+            piece = table.slice(number * step, step)
+            pq.write_table(piece, tables[name] / f"part-{number:05d}.parquet")
+    data._mark_ready(folder, started)
+    return tables
+
+
+def _star_dimensions(folder: Path) -> dict[str, pa.Table]:
+    dims = _Dimensions.load(folder)
+    out = {}
+    for name, table, key in (
+        ("customer", dims.customer, "c_custkey"),
+        ("supplier", dims.supplier, "s_suppkey"),
+        ("part", dims.part, "p_partkey"),
+    ):
+        keys = pa.array(np.arange(1, len(table) + 1, dtype=np.int64))
+        out[name] = table.add_column(0, key, keys)
+    days = pa.array(
+        np.arange(np.datetime64("1992-01-01"), np.datetime64("1999-01-01")), pa.date32()
+    )
+    out["dates"] = pa.table({"d_datekey": days, **_date_attributes(pa.chunked_array([days]))})
+    return out
+
+
+def flat_of(lineorder: Path, folder: Path, scale: float = 10) -> Path:
+    """``folder``: the flat form of the star ``lineorder`` at ``folder``, file by file
+    (same rows, same order, same names): every dimension joined in by key."""
+    if data._ready(folder):
+        return folder / TABLE
+    started = time.perf_counter()
+    data._fresh(folder)
+    dims = _star_dimensions(tpch_tables(scale))
+    table_folder = folder / TABLE
+    table_folder.mkdir()
+    for source in sorted(lineorder.glob("*.parquet")):
+        lines = pq.read_table(source)
+        columns = {name: lines[name] for name in LINEORDER_COLUMNS}
+        for name, key in (
+            ("customer", "lo_custkey"),
+            ("supplier", "lo_suppkey"),
+            ("part", "lo_partkey"),
+        ):
+            rows = dims[name].take(pa.array(lines[key].to_numpy() - 1))
+            columns.update((c, rows[c]) for c in rows.column_names[1:])
+        columns.update(_date_attributes(lines["lo_orderdate"]))
+        flat = pa.table({name: columns[name] for name in SCHEMA.names}).cast(SCHEMA)
+        pq.write_table(flat, table_folder / source.name, row_group_size=data.ROW_GROUP)
+    data._mark_ready(folder, started)
+    return table_folder
+
+
+def star_clustered(spark: Any, scale: float = 10, files: int = 1000) -> dict[str, Path]:
+    """The star form with ``lineorder`` clustered by ``lo_orderdate`` (``si.cluster``,
+    linear, about ``files`` files), the dimensions shared with :func:`star`, and its
+    flat form beside it (``flat_of``): name -> folder, plus ``"flat"``."""
+    import skipindex as si
+
+    natural = star(scale, files)
+    folder = natural["lineorder"].parent.parent / "star-clustered"
+    lineorder = folder / "lineorder"
+    if not data._ready(folder):
+        started = time.perf_counter()
+        data._fresh(folder)
+        target = sum(p.stat().st_size for p in data.data_files(natural["lineorder"])) // files
+        print(f"  clustering {natural['lineorder']} by lo_orderdate", flush=True)
+        si.cluster(
+            str(natural["lineorder"]),
+            str(lineorder),
+            by=["lo_orderdate"],
+            curve="linear",
+            target_file_bytes=target,
+            spark=spark,
+        )
+        data._mark_ready(folder, started)
+    flat = flat_of(lineorder, folder.parent / "flat-clustered", scale)
+    return {**natural, "lineorder": lineorder, "flat": flat}
+
+
 if __name__ == "__main__":
     flat = lineorder_flat()
     print(flat, sum(pq.read_metadata(f).num_rows for f in data.data_files(flat)), "rows")
