@@ -31,9 +31,9 @@ from skipindex.sql.text import escape, run_sql
 
 __all__ = ["BITMAP_KEYS", "MAX_KEYS", "Keys", "in_node", "join_keys", "key_condition", "quote"]
 
-# Measured by bench/sql_keys.py (docs/user-guide.md, "SQL"): on SSB SF10 lineorder
-# (1,000 files) 4,096 scattered keys prune in 108 ms by Bloom filters (whose own
-# limit this is) and 57 ms by min-max; a whole date dimension's years fit.
+# Measured by bench/sql_keys.py (bench/SQL.md): on SSB SF10 lineorder (1,000 files)
+# 4,096 scattered keys prune in 161-175 ms by Bloom filters (whose own limit this is)
+# and 70-80 ms by min-max; a whole date dimension's years fit.
 MAX_KEYS = 4096
 # Bit-sliced, range and equality bitmaps answer a list longer than this key by key
 # (about 25 ms a key on 1,000 files): such a list is given to them as a range.
