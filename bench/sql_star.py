@@ -116,27 +116,27 @@ SELECTIVE = [name for name in STAR if not name.startswith("Q1")]  # Q2.x-Q4.x
 # Dimension filters that leave few, scattered keys of a high-cardinality foreign key
 # (phone numbers and part names are not ordered by key): only Bloom filters and
 # bitmaps can skip lineorder files for them.
-_D = "SELECT count(*) AS n, sum(lo_revenue) AS revenue FROM lineorder JOIN {t} ON {on} WHERE {w}"
+DIMENSION_KEYS = {"customer": "c_custkey", "supplier": "s_suppkey", "part": "p_partkey"}
+FACT_KEYS = {"customer": "lo_custkey", "supplier": "lo_suppkey", "part": "lo_partkey"}
+
+
+def _joined(dim: str, where: str) -> tuple[str, str]:
+    """lineorder joined to ``dim`` where ``where``: the query, and ``where``."""
+    on = f"{FACT_KEYS[dim]} = {DIMENSION_KEYS[dim]}"
+    return (
+        f"SELECT count(*) AS n, sum(lo_revenue) AS revenue FROM lineorder JOIN {dim} "
+        f"ON {on} WHERE {where}",
+        where,
+    )
+
+
 SCATTERED = {
-    "D1 few customers": (
-        _D.format(t="customer", on="lo_custkey = c_custkey", w="c_phone LIKE '27-555-%'"),
-        "c_phone LIKE '27-555-%'",
-    ),
-    "D2 more customers": (
-        _D.format(t="customer", on="lo_custkey = c_custkey", w="c_phone LIKE '27-55%'"),
-        "c_phone LIKE '27-55%'",
-    ),
-    "D3 suppliers": (
-        _D.format(t="supplier", on="lo_suppkey = s_suppkey", w="s_phone LIKE '27-55%'"),
-        "s_phone LIKE '27-55%'",
-    ),
-    "D4 parts": (
-        _D.format(t="part", on="lo_partkey = p_partkey", w="p_name = 'forest green'"),
-        "p_name = 'forest green'",
-    ),
+    "D1 few customers": _joined("customer", "c_phone LIKE '27-555-%'"),
+    "D2 more customers": _joined("customer", "c_phone LIKE '27-55%'"),
+    "D3 suppliers": _joined("supplier", "s_phone LIKE '27-55%'"),
+    "D4 parts": _joined("part", "p_name = 'forest green'"),
 }
 LAYOUTS = ("natural", "clustered")
-FACT_KEYS = {"customer": "lo_custkey", "supplier": "lo_suppkey", "part": "lo_partkey"}
 
 
 def specs(table: str) -> list[Any]:
@@ -183,6 +183,16 @@ def _lineorder_read(plan: si.SqlPlan, total: int) -> int:
     fact = [r for r in plan.references if r.written.lower() in ("lineorder", "lineorder_flat")]
     read = [r.result.kept if r.replaced and r.result else total for r in fact]
     return max(read) if read else total
+
+
+def _keys_used(plan: si.SqlPlan) -> str:
+    """Per dimension joined to lineorder, how many of its keys pruned it ("-": none)."""
+    used = [
+        f"{j.dim} {j.keys:,}" if j.keys is not None else f"{j.dim} -"
+        for j in plan.joins
+        if j.fact == "lineorder"
+    ]
+    return ", ".join(used) or "-"
 
 
 def _same_rows(query: str, *frames: Any) -> list[Any]:
@@ -258,11 +268,7 @@ def _ssb(section: Section, spark: Any, layout: str, tables: dict[str, Path], run
         read = _lineorder_read(plan, total)
         flat_read = _lineorder_read(flat_plan, total)
         ratio = read / max(floor, 1)
-        keys = ", ".join(
-            f"{j.dim.split('.')[-1]} {j.keys:,}" if j.keys is not None else f"{j.dim} -"
-            for j in plan.joins
-            if j.fact == "lineorder"
-        )
+        keys = _keys_used(plan)
         rows.append(
             [
                 name,
@@ -276,7 +282,7 @@ def _ssb(section: Section, spark: Any, layout: str, tables: dict[str, Path], run
                 ms(flat_t.plain),
                 ms(flat_t.skipping),
                 f"{flat_t.ratio:.2f} ({flat_t.planned_ratio:.2f})",
-                keys or "-",
+                keys,
             ]
         )
         print(f"  {layout} {name}: {' | '.join(rows[-1][1:])}", flush=True)
@@ -316,10 +322,7 @@ def _scattered(section: Section, spark: Any, tables: dict[str, Path], runs: int)
     rows = []
     for (name, (query, flat_where)), floor in zip(SCATTERED.items(), floors, strict=True):
         dim = query.split(" JOIN ")[1].split()[0]
-        fact_key, dim_key = (
-            FACT_KEYS[dim],
-            {"customer": "c_custkey", "supplier": "s_suppkey", "part": "p_partkey"}[dim],
-        )
+        fact_key, dim_key = FACT_KEYS[dim], DIMENSION_KEYS[dim]
         low, high, count = spark.sql(
             f"SELECT min({dim_key}), max({dim_key}), count(DISTINCT {dim_key}) FROM {dim} "
             f"WHERE {flat_where}"
@@ -460,11 +463,7 @@ def counts(config: Config, layouts: Sequence[str] = LAYOUTS) -> Section:
             plain, _ = timed(frame.collect)
             extra = plan.seconds - analysis
             read = _lineorder_read(plan, total)
-            keys = ", ".join(
-                f"{j.dim} {j.keys:,}" if j.keys is not None else f"{j.dim} -"
-                for j in plan.joins
-                if j.fact == "lineorder"
-            )
+            keys = _keys_used(plan)
             rows.append(
                 [
                     name,
@@ -475,7 +474,7 @@ def counts(config: Config, layouts: Sequence[str] = LAYOUTS) -> Section:
                     ms(plan.seconds),
                     ms(analysis + plain),
                     f"{(analysis + plain + extra) / (analysis + plain):.2f}",
-                    keys or "-",
+                    keys,
                 ]
             )
             print(f"  {layout} {name}: {' | '.join(rows[-1][1:])}", flush=True)
