@@ -9,21 +9,17 @@ log, the log file) are relative to the file's folder.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import posixpath
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any
-
-import jsonschema
 
 from skipindex.errors import InvalidSpecError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
+from skipindex.store.schemas import validator
 
 __all__ = [
     "POLICY_VERSION",
@@ -249,16 +245,10 @@ def _conf_text(value: Any) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-@functools.cache
-def _validator() -> Any:
-    text = resources.files("skipindex").joinpath("schemas/maintain_policy.schema.json").read_text()
-    schema = json.loads(text)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
 def _validate(document: Mapping[str, Any], source: str) -> None:
-    errors = sorted(_validator().iter_errors(document), key=lambda e: list(e.absolute_path))
+    errors = sorted(
+        validator("maintain_policy").iter_errors(document), key=lambda e: list(e.absolute_path)
+    )
     if not errors:
         return
     error = errors[0]

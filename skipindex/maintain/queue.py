@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skipindex.maintain.database import transaction
+from skipindex.store.vacuum import pid_alive
 
 __all__ = [
     "JOB_KINDS",
@@ -378,19 +379,4 @@ def _alive(owner: str) -> bool:
     pid = int(pid_text)
     if pid == os.getpid():  # this process: alive while it runs that owner
         return owner in _LIVE_HERE
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return _not_zombie(pid)
-
-
-def _not_zombie(pid: int) -> bool:
-    """A killed child not yet reaped still answers ``kill(pid, 0)``."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+    return pid_alive(pid)

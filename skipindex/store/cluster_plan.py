@@ -14,7 +14,6 @@ resumed: the recorded moves that have not happened yet are made.
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 import posixpath
@@ -23,7 +22,6 @@ import uuid
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from importlib import resources
 from typing import Any, Literal
 
 import jsonschema
@@ -31,6 +29,7 @@ import pyarrow.fs as pafs
 
 from skipindex.errors import IndexCorruptError
 from skipindex.store.location import CLUSTER_DIR, DataFile, TableLocation
+from skipindex.store.schemas import validator
 
 __all__ = [
     "ClusterPlan",
@@ -206,18 +205,10 @@ def plans_dir(location: TableLocation) -> str:
     return f"{location.index_dir}/{CLUSTER_DIR}"
 
 
-@functools.cache
-def _validator() -> Any:
-    text = resources.files("skipindex").joinpath("schemas/cluster_plan.schema.json").read_text()
-    schema = json.loads(text)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
-
-
 def save_plan(location: TableLocation, plan: ClusterPlan) -> ClusterPlan:
     """Write the plan whole (temporary file, then one rename) and return it."""
     doc = plan.to_json()
-    _validator().validate(doc)
+    validator("cluster_plan").validate(doc)
     folder = plans_dir(location)
     location.fs.create_dir(folder, recursive=True)
     tmp = f"{folder}/.tmp-{plan.plan_id}-{uuid.uuid4().hex}"
@@ -232,7 +223,7 @@ def _read(location: TableLocation, path: str) -> ClusterPlan:
         raw = stream.read()
     try:
         doc = json.loads(raw)
-        _validator().validate(doc)
+        validator("cluster_plan").validate(doc)
     except (ValueError, jsonschema.ValidationError) as exc:
         raise IndexCorruptError(f"cluster plan {path} is damaged: {exc}") from exc
     if doc["format_version"] > FORMAT_VERSION:

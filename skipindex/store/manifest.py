@@ -18,7 +18,6 @@ import time
 import uuid
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
-from importlib import resources
 from typing import Any
 
 import jsonschema
@@ -28,6 +27,7 @@ import pyarrow.fs as pafs
 from skipindex.errors import ConflictError, IndexCorruptError, IndexFormatVersionError
 from skipindex.spark.settings import SparkView
 from skipindex.store.location import TableLocation
+from skipindex.store.schemas import validator
 
 __all__ = ["FORMAT_VERSION", "IndexDef", "Manifest", "SegmentRef", "commit", "load_latest"]
 
@@ -125,7 +125,7 @@ class Manifest:
                 f"{version}, this one reads up to {FORMAT_VERSION}): upgrade skipindex to read it"
             )
         try:
-            _validator().validate(doc)
+            validator("manifest").validate(doc)
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "(top level)"
             raise IndexCorruptError(
@@ -148,14 +148,6 @@ class Manifest:
             created_ms=doc["created_ms"],
             build=doc.get("build", {}),
         )
-
-
-@functools.cache
-def _validator() -> Any:
-    text = resources.files("skipindex").joinpath("schemas/manifest.schema.json").read_text()
-    schema = json.loads(text)
-    jsonschema.Draft202012Validator.check_schema(schema)
-    return jsonschema.Draft202012Validator(schema)
 
 
 def manifest_versions(location: TableLocation) -> list[int]:
@@ -213,7 +205,7 @@ def commit(location: TableLocation, manifest: Manifest, build_id: str = "") -> M
     """
     stamped = replace(manifest, created_ms=int(time.time() * 1000))
     doc = stamped.to_json()
-    _validator().validate(doc)  # never write what we would refuse to read
+    validator("manifest").validate(doc)  # never write what we would refuse to read
     payload = json.dumps(doc, indent=1, sort_keys=True).encode("utf-8")
     final = manifest_path(location, stamped.version)
     tmp = f"{location.index_dir}/.tmp-{build_id or 'x-x'}-{uuid.uuid4().hex}.json"

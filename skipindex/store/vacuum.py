@@ -45,6 +45,7 @@ __all__ = [
     "delete_segments",
     "in_flight",
     "new_build_id",
+    "pid_alive",
     "running_builds",
     "vacuum",
 ]
@@ -216,7 +217,7 @@ def _live_builds(location: TableLocation) -> set[str]:
             with location.fs.open_input_stream(entry.path) as stream:
                 body = json.loads(stream.read())
             alive = now - int(body["started_ms"]) < STALE_AFTER_MS and (
-                body["host"] != host or _pid_alive(int(body["pid"]))
+                body["host"] != host or pid_alive(int(body["pid"]))
             )
         except (OSError, ValueError, KeyError, TypeError):
             alive = now - entry.mtime_ns // 10**6 < STALE_AFTER_MS  # half-written marker
@@ -228,14 +229,20 @@ def _live_builds(location: TableLocation) -> set[str]:
     return live
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` of this host still runs (a killed child not yet
+    reaped still answers ``kill(pid, 0)``: a zombie counts as gone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def _delete(location: TableLocation, paths: Iterable[str]) -> None:
