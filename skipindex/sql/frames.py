@@ -21,6 +21,7 @@ from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
+from skipindex.store import query_log
 from skipindex.store.delta import delta_version
 
 __all__ = ["Pruned", "prune_source"]
@@ -54,17 +55,21 @@ def prune_source(
     if source.delta_version is not None and not _same_snapshot(source):
         return done(None, None, _MOVED_ON)
     try:
-        result = prune(
-            source.path,
-            where or "TRUE",
-            time_zone=view.time_zone,
-            case_sensitive=view.case_sensitive,
-            storage_options=dict(source.storage_options) or None,
-        )
+        with query_log.source("sql"):  # logged as an si.sql reference, where the log is on
+            result = prune(
+                source.path,
+                where or "TRUE",
+                time_zone=view.time_zone,
+                case_sensitive=view.case_sensitive,
+                storage_options=dict(source.storage_options) or None,
+            )
     except SkipIndexError as exc:
         if not source.must_replace:
             return done(None, None, f"not pruned: {exc}")
-        result = prune(source.path, "TRUE", storage_options=dict(source.storage_options) or None)
+        with query_log.paused():  # the listing only: not a query of the workload
+            result = prune(
+                source.path, "TRUE", storage_options=dict(source.storage_options) or None
+            )
     if source.delta_version is not None and not _same_snapshot(source):
         return done(result, None, _MOVED_ON)
     if result.kept == result.total and not source.must_replace:

@@ -29,6 +29,7 @@ from skipindex.pruning.prune import PruneResult, prune
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns
 from skipindex.sql.catalog import Source
+from skipindex.store import query_log
 
 __all__ = ["LOCAL_BYTES", "Found", "local_keys"]
 
@@ -102,14 +103,15 @@ def _every_row_level(source: Source, result: PruneResult, view: SparkView) -> Pr
     """``result`` again, with the row sets of every kept file (prune's default stops
     at a sample of a file's rows once it finds a match there)."""
     try:
-        return prune(
-            source.path,
-            result.predicate,
-            time_zone=view.time_zone,
-            case_sensitive=view.case_sensitive,
-            storage_options=dict(source.storage_options) or None,
-            row_level="always",
-        )
+        with query_log.paused():  # the same query again, already logged
+            return prune(
+                source.path,
+                result.predicate,
+                time_zone=view.time_zone,
+                case_sensitive=view.case_sensitive,
+                storage_options=dict(source.storage_options) or None,
+                row_level="always",
+            )
     except (SkipIndexError, OSError):
         return None
 

@@ -239,3 +239,17 @@ def test_the_sql_command(spark, fact, capsys):
     assert document["plan"]["references"][0]["kept"] == 1
     assert main(["sql", query, "--table", f"fact={fact}", "--explain", "--limit", "0"]) == 0
     assert "kept 1 of 4 files" in capsys.readouterr().out
+
+
+def test_each_pruned_reference_is_logged_once_as_sql(spark, fact, dim, tmp_path):
+    from skipindex.store import query_log
+
+    log = str(tmp_path / "queries.db")
+    query_log.use_query_log(log)
+    try:
+        _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
+    finally:
+        query_log.use_query_log(None)
+    logged = query_log.queries(log, str(dim)) + query_log.queries(log, str(fact))
+    assert {r.source for r in logged} == {"sql"}
+    assert [r.predicate for r in query_log.queries(log, str(dim))] == ["(`tag` = 't1')"]
