@@ -169,8 +169,10 @@ def field_test(call: Call, op: Op, literals: tuple[Literal, ...], negated: bool 
     if call.name not in CALENDAR or any(v is None for v in values) or not values:
         return None
     kept = tuple(v for v in values if v is not None)
+    if negated:  # NOT IN, of one value or many: never the bare comparison
+        return FieldTest(call.name, "not in", kept)
     if len(literals) > 1 or op is None:
-        return FieldTest(call.name, "not in" if negated else "in", kept)
+        return FieldTest(call.name, "in", kept)
     return FieldTest(call.name, _OPS[op], kept)
 
 
