@@ -111,7 +111,9 @@ def test_sigkill_at_random_points_then_restart(tmp_path: Path) -> None:
                 0.2,
                 f"{kind} running",
             )
-            time.sleep(rng.uniform(0, 12))  # somewhere in the job (or the next one)
+            # Half the kills early in the job (a new service starts Spark first: seconds,
+            # so they land in it even on a fast machine), half anywhere in it or after.
+            time.sleep(rng.uniform(0, 3) if round_ < KILLS // 2 else rng.uniform(0, 12))
             killed_in.append(_running(db, pid) or ["between jobs"])
         finally:
             kill(service)
@@ -133,7 +135,7 @@ def test_sigkill_at_random_points_then_restart(tmp_path: Path) -> None:
     runs = rows_of(db, "SELECT job_id, kind, result, detail FROM runs ORDER BY id")
     print("\n".join(f"{r['job_id']} {r['kind']} {r['result']}: {r['detail']}" for r in runs))
     lost = [r for r in runs if r["result"] == "lost"]
-    assert len(lost) >= KILLS - 1, "the kills did not land in jobs"
+    assert len(lost) >= KILLS // 2, "the kills did not land in jobs"
     _check_table(table, written)
     _check_once(db, [table])
     assert overlapping_runs(db) == []
