@@ -80,10 +80,10 @@ def advise(
     files = location.list_data_files()
     with tempfile.TemporaryDirectory(prefix="skipindex-advise-") as scratch:
         real = [f.name for f in schema if f.name.lower() in columns]
-        rows, _ = row_sample(location, real, sample_rows, 64, seed)
+        rows = row_sample(location, files, real, sample_rows, 64, seed)
         shares = {c: distinct_share(rows, c) for c in real}
         specs = index_specs(real, schema, shares)
-        sample = file_sample(location, os.path.join(scratch, "files"), sample_files, seed)
+        sample = file_sample(location, files, os.path.join(scratch, "files"), sample_files, seed)
         budgets: dict[str, Any] = {"budget_bytes": budget_bytes, "budget_seconds": budget_seconds}
         as_is = choose(Simulation(sample, workload, specs, used), weights, **budgets)
         plan, layout, reason = as_is, None, "no layout simulated"
@@ -94,7 +94,17 @@ def advise(
         elif layouts_too and columns:
             target = target_file_bytes or _mean_size(files)
             inputs = _Layouts(
-                location, scratch, rows, workload, used, specs, weights, target, sample_files, seed
+                location,
+                files,
+                scratch,
+                rows,
+                workload,
+                used,
+                specs,
+                weights,
+                target,
+                sample_files,
+                seed,
             )
             plan, layout, reason, tried = _layouts(inputs, as_is, budgets)
     indexes = _explained(plan, workload, used)
@@ -153,6 +163,7 @@ class _Layouts:
     """What simulating layouts needs: the table, its row sample, the workload."""
 
     location: TableLocation
+    files: Sequence[DataFile]  # the table's, listed once
     scratch: str
     rows: pa.Table
     workload: Sequence[Query]
@@ -168,11 +179,11 @@ class _Layouts:
         real_by = [n for c in by for n in self.rows.column_names if n.lower() == c]
         folder = os.path.join(self.scratch, f"layout-{number}")
         # As many files as cluster would write (a power of two on a curve: its grid halves).
-        files = self.location.list_data_files()
-        groups = cluster_groups(files, self.target, power_of_two=curve != "linear")
+        groups = cluster_groups(self.files, self.target, power_of_two=curve != "linear")
         outputs = sum(g.outputs for g in groups)
         sample = laid_out(
             self.location,
+            self.files,
             self.rows,
             folder,
             self.rows.column_names,

@@ -50,13 +50,14 @@ def _chosen(count: int, wanted: int, seed: int) -> np.ndarray[Any, Any]:
     return np.sort((start + (np.arange(wanted) * count) // wanted) % count)
 
 
-def file_sample(location: TableLocation, folder: str, max_files: int, seed: int) -> SampleTable:
-    """Up to ``max_files`` of the table's files, linked into ``folder``."""
+def file_sample(
+    location: TableLocation, files: Sequence[DataFile], folder: str, max_files: int, seed: int
+) -> SampleTable:
+    """Up to ``max_files`` of the table's ``files``, linked into ``folder``."""
     if location.fs.type_name != "local":
         raise InvalidSpecError(
             f"{location.user_root}: the advisor samples tables on a local file system only"
         )
-    files = location.list_data_files()
     picked = [files[i] for i in _chosen(len(files), max_files, seed)]
     for data in picked:
         target = os.path.join(folder, data.path)
@@ -72,15 +73,17 @@ def _rows(location: TableLocation, data: DataFile) -> int:
 
 
 def row_sample(
-    location: TableLocation, columns: Sequence[str], rows: int, max_files: int, seed: int
-) -> tuple[pa.Table, int]:
-    """About ``rows`` rows of ``columns`` from up to ``max_files`` files, and the
-    table's row count."""
-    files = location.list_data_files()
-    counts = np.array([_rows(location, f) for f in files], dtype=np.int64)
-    total = int(counts.sum())
+    location: TableLocation,
+    files: Sequence[DataFile],
+    columns: Sequence[str],
+    rows: int,
+    max_files: int,
+    seed: int,
+) -> pa.Table:
+    """About ``rows`` rows of ``columns`` from up to ``max_files`` of ``files``."""
     picked = _chosen(len(files), max_files, seed)
-    share = min(1.0, rows / max(1, int(counts[picked].sum())))
+    held = sum(_rows(location, files[number]) for number in picked)  # footers of these only
+    share = min(1.0, rows / max(1, held))
     generator = np.random.default_rng(seed)
     parts = []
     for number in picked:
@@ -89,11 +92,12 @@ def row_sample(
         keep = generator.random(table.num_rows) < share
         table = table.filter(pa.array(keep))
         parts.append(table)
-    return pa.concat_tables(parts, promote_options="permissive"), total
+    return pa.concat_tables(parts, promote_options="permissive")
 
 
 def laid_out(
     location: TableLocation,
+    files: Sequence[DataFile],
     fitted_on: pa.Table,
     folder: str,
     columns: Sequence[str],
@@ -111,7 +115,7 @@ def laid_out(
     model = fit(marked, by, curve, {"sample.parquet": 0}, [outputs], [0] * outputs)
     wanted = _chosen(outputs, max_files, seed)
     parts, places = [], []
-    for number, data in enumerate(location.list_data_files()):
+    for number, data in enumerate(files):
         with location.fs.open_input_file(f"{location.root}/{data.path}") as handle:
             table = pq.read_table(handle, columns=list(columns))
         keys = model.keys([table.column(c) for c in by], table.num_rows)
