@@ -367,3 +367,13 @@ def spark_date_field(name: str, day: date) -> int:
         "weekday": day.weekday(),
         "dayofweek": day.isoweekday() % 7 + 1,
     }[name]
+
+
+def iceberg_catalog(root: Path) -> dict[str, str]:
+    """An embedded pyiceberg SQL catalog (SQLite) with its warehouse under ``root``."""
+    return {
+        "name": "lake",
+        "type": "sql",
+        "uri": f"sqlite:///{root}/catalog.db",
+        "warehouse": f"file://{root}/warehouse",
+    }

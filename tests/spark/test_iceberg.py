@@ -16,21 +16,12 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.errors import UnsupportedTableError
-from tests._support import examples
+from tests._support import examples, iceberg_catalog
 
 pytest.importorskip("pyiceberg")
 pytestmark = pytest.mark.spark
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _catalog(root: Path) -> dict[str, str]:
-    return {
-        "name": "lake",
-        "type": "sql",
-        "uri": f"sqlite:///{root}/catalog.db",
-        "warehouse": f"file://{root}/warehouse",
-    }
 
 
 def _open(properties: dict[str, str]) -> Any:
@@ -74,7 +65,7 @@ def evolved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     )
 
     root = tmp_path_factory.mktemp("iceberg")
-    properties = _catalog(root)
+    properties = iceberg_catalog(root)
     catalog = _open(properties)
     catalog.create_namespace("db")
     schema = Schema(

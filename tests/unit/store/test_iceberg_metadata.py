@@ -17,17 +17,9 @@ from skipindex.store.iceberg import (
     is_iceberg_folder,
     open_iceberg,
 )
+from tests._support import iceberg_catalog
 
 pytest.importorskip("pyiceberg")
-
-
-def catalog_of(tmp_path: Path) -> dict[str, str]:
-    return {
-        "name": "lake",
-        "type": "sql",
-        "uri": f"sqlite:///{tmp_path}/catalog.db",
-        "warehouse": f"file://{tmp_path}/warehouse",
-    }
 
 
 def evolved_table(tmp_path: Path) -> dict[str, str]:
@@ -36,7 +28,7 @@ def evolved_table(tmp_path: Path) -> dict[str, str]:
     from pyiceberg.schema import Schema
     from pyiceberg.types import IntegerType, LongType, NestedField, StringType
 
-    properties = catalog_of(tmp_path)
+    properties = iceberg_catalog(tmp_path)
     catalog = load_catalog(properties.pop("name"), **properties)
     catalog.create_namespace("db")
     schema = Schema(
@@ -57,7 +49,7 @@ def evolved_table(tmp_path: Path) -> dict[str, str]:
         pa.table({"id": ids, "w": pa.array(range(9000, 10000), pa.int32()), "s": ["x"] * 1000})
     )
     table.delete("id < 500")
-    return catalog_of(tmp_path)
+    return iceberg_catalog(tmp_path)
 
 
 def test_the_snapshots_files_only_and_the_schema_by_field_id(tmp_path):
