@@ -179,6 +179,8 @@ class BitmapKind(RowLevelKind):
             return out
         chosen = self.joint_selection(leaves, files)
         if chosen is None:
+            if len(leaves) == 1 and isinstance(leaf, BoundIn) and not leaf.negated:
+                return self.dense_members(leaf, files, positions, dense, within)
             return None
         usable = self.file_codes(files).usable
         _, every, work = _triage(chosen, usable, positions)
@@ -215,6 +217,18 @@ class BitmapKind(RowLevelKind):
         ranges ``[starts[r], ends[r])`` (of ``sizes`` codes) as words of
         ``dense`` (``columns.dense``, or a sample of its words); None: no dense
         form. ``within``: as in :meth:`dense_rows`, for these files."""
+        return None
+
+    def dense_members(
+        self,
+        leaf: BoundIn,
+        files: FileBatch,
+        positions: np.ndarray,
+        dense: DenseColumns,
+        within: np.ndarray | None = None,
+    ) -> np.ndarray | None:
+        """A long IN list (no :class:`Selection`) as :meth:`dense_rows` would
+        answer it; None: this kind has no such form."""
         return None
 
     @staticmethod

@@ -185,6 +185,8 @@ class DenseColumns:
 
         def make() -> np.ndarray | None:
             files, depth = len(lengths), int(lengths.max(initial=0))
+            if depth == 0:  # every file single-valued or all null: no slices at all
+                return np.zeros((0, files, self.all_words), dtype=np.uint64)
             out = self._empty(depth * files)
             if out is None:
                 return None

@@ -43,7 +43,7 @@ from pyroaring import AbstractBitMap, BitMap
 from skipindex._types import Domain
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
 from skipindex.indexes._bitmap_build import Encoded, Ranked, decimal_unscaled, list_value
-from skipindex.indexes._bitmap_kind import BitmapKind
+from skipindex.indexes._bitmap_kind import BitmapKind, payload_columns
 from skipindex.indexes._bitmap_query import (
     Range,
     Searcher,
@@ -55,10 +55,11 @@ from skipindex.indexes._bitmap_query import (
 from skipindex.indexes._code_search import Codes, Either, OffsetMinimums, SortedLists
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._dense import DenseColumns
+from skipindex.indexes._dense_members import file_values, integer_keys, member_rows
 from skipindex.indexes._dense_sliced import SlicedFiles
 from skipindex.indexes._payloads import FileView, PayloadColumns
 from skipindex.indexes._roaring import bitmap_of, mask_bytes, to_bytes
-from skipindex.indexes.base import IndexSpec
+from skipindex.indexes.base import FileBatch, IndexSpec
 
 __all__ = ["BitSlicedBitmap", "BitSlicedBitmapKind"]
 
@@ -216,6 +217,37 @@ class BitSlicedBitmapKind(BitmapKind):
             return None
         files = SlicedFiles(slices, lists.lengths, nonnull, positions)
         return files.between(starts, ends, within)
+
+    def dense_members(
+        self,
+        leaf: BoundIn,
+        files: FileBatch,
+        positions: np.ndarray,
+        dense: DenseColumns,
+        within: np.ndarray | None = None,
+    ) -> np.ndarray | None:
+        """A long IN list by each candidate row's code (:mod:`._dense_members`)."""
+        if self.domain not in INTEGRAL:
+            return None
+        columns = payload_columns(files)
+        keys = integer_keys(leaf.values, self.scale())
+        values = columns.memo.get("member-values")
+        if values is None and keys is not None:
+            values = file_values(columns, _unscaled(columns, self.scale()))
+            columns.memo["member-values"] = values if values is not None else False
+        lists = columns.lists("slices")
+        slices = dense.slices("slices", lists.starts, lists.lengths)
+        nonnull, full = dense.nonnull(), dense.full()
+        if keys is None or not values or slices is None or nonnull is None or full is None:
+            return None
+        usable = self.file_codes(files).usable[positions]
+        rows = nonnull[positions]
+        if within is not None:
+            rows &= within
+        rows[~usable] = 0
+        out = member_rows(slices, rows, positions, values, keys)
+        out[~usable] = full[positions[~usable]]
+        return out
 
     def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
         evaluate = RangeEval(file)

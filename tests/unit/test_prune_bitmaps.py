@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
+from skipindex.indexes import _selection
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import evaluate
 from tests._support import (
@@ -99,6 +100,22 @@ def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
     specs = [exact_kind(c) for c in COLUMNS]
     exact_rows = row_level == "always"  # "auto" may leave a sure file's rows unnarrowed
     runs = _run(tables, predicates, specs, row_level, exact_rows=exact_rows, dense=dense)
+    for predicate, matching, kept in runs:
+        assert kept == matching, predicate
+
+
+@settings(max_examples=examples(60))
+@given(
+    tables=files_strategy(COLUMNS),
+    predicates=st.lists(predicate_strategy(COLUMNS), min_size=1, max_size=10),
+    row_level=st.sampled_from(["auto", "always"]),
+)
+def test_long_in_lists_read_from_each_rows_code_are_exact(tables, predicates, row_level):
+    """Every IN list taken as long (no code ranges): bit-sliced files answer it
+    by reading each candidate row's code (indexes._dense_members), exactly."""
+    specs = [si.BitSlicedBitmap(c) for c in COLUMNS]
+    with mock.patch.object(_selection, "MAX_IN_VALUES", 0):
+        runs = _run(tables, predicates, specs, row_level, exact_rows=row_level == "always")
     for predicate, matching, kept in runs:
         assert kept == matching, predicate
 
