@@ -35,8 +35,10 @@ __all__ = ["BITMAP_KEYS", "MAX_KEYS", "Keys", "in_node", "join_keys", "key_condi
 # 4,096 scattered keys prune in 161-175 ms by Bloom filters (whose own limit this is)
 # and 70-80 ms by min-max; a whole date dimension's years fit.
 MAX_KEYS = 4096
-# Bit-sliced, range and equality bitmaps answer a list longer than this key by key
-# (about 25 ms a key on 1,000 files): such a list is given to them as a range.
+# Range and equality bitmaps answer a list longer than this key by key (about 25 ms
+# a key on 1,000 files): such a list is given to them as a range. Bit-sliced
+# bitmaps read each candidate row's code instead (indexes/_dense_members.py) and
+# take the list as it is; sql/key_use.py decides whether it is worth trying.
 BITMAP_KEYS = 32
 
 
@@ -93,9 +95,10 @@ def key_condition(
     Runs of consecutive integers or days become ``BETWEEN`` (exactly the same
     rows: a date dimension's year is one range, which min-max and bitmaps answer
     at once); the other keys an ``IN`` list (Bloom filters, min-max, bitmaps).
-    Where the column has a bitmap index (``rows_by_key``) that would answer a long
-    list key by key, more than :data:`BITMAP_KEYS` such keys become the one range
-    covering them instead: fewer files skipped, never a matching one. Where no
+    With ``rows_by_key`` (the column's bitmaps would answer a long list key by
+    key, or the list is not expected to skip), more than :data:`BITMAP_KEYS` such
+    keys become the one range covering them instead: fewer files skipped, never
+    a matching one. Where no
     index on the column answers ranges (``ranges`` False: Bloom filters only),
     every key is listed.
     """

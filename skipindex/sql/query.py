@@ -28,6 +28,7 @@ from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
 from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
 from skipindex.sql.frames import Pruned, prune_source
+from skipindex.sql.key_use import ROW_KINDS, USEFUL_MATCHES, KeyList, expected_matches, indexed_rows
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
 from skipindex.sql.references import Reference
@@ -40,8 +41,6 @@ __all__ = ["sql", "sql_plan"]
 # Keys are not computed where the other side's index already says this many times
 # the bound of rows match (its keys are as many, unless its key repeats).
 MANY = 4
-# Kinds that answer a long IN list key by key.
-_BY_KEY = frozenset({"bitsliced_bitmap", "range_bitmap", "equality_bitmap"})
 
 
 def sql(spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True) -> Any:
@@ -135,7 +134,7 @@ class _Run:
     def prune_dynamic(self, bound: int) -> None:
         indexed = {r.number for r in self.indexed}
         seen: set[tuple[int, str, int, str]] = set()
-        grown: set[int] = set()
+        found: dict[int, list[tuple[EquiJoin, list[Any], set[str]]]] = {}
         for join in self.derivation.joins:
             key = (join.fact, join.fact_column, join.dim, join.dim_column)
             if key in seen or join.fact not in indexed:
@@ -164,17 +163,52 @@ class _Run:
                 continue
             keys = self._dim_keys(join, dim, dim_where, bound)
             self._keys(join, keys.values, keys.note, keys.seconds)
-            if keys.values is None:
-                continue
-            alias = fact.alias or fact.written
-            by_key = bool(kinds & _BY_KEY)
+            if keys.values is not None:
+                found.setdefault(join.fact, []).append((join, keys.values, kinds))
+        for number, lists in found.items():
+            if self._add_key_conditions(number, lists):
+                self._prune(self.by_number[number])
+
+    def _add_key_conditions(
+        self, number: int, lists: list[tuple[EquiJoin, list[Any], set[str]]]
+    ) -> bool:
+        """Add each list's condition to reference ``number``'s; long scattered
+        lists only where they are expected to skip (:mod:`.key_use`). Whether
+        any condition was added."""
+        fact = self.by_number[number]
+        alias = fact.alias or fact.written
+        counted = indexed_rows(self.sources.get(fact.key))
+        per_file = counted[0] / counted[1] if counted else None
+        shares = [
+            KeyList(len(values), self._share(join, len(values)), bool(kinds & ROW_KINDS))
+            for join, values, kinds in lists
+        ]
+        added = False
+        for at, (join, values, kinds) in enumerate(lists):
+            expected = None if per_file is None else expected_matches(per_file, shares, at)
+            listed = expected is None or expected < USEFUL_MATCHES
             ranges = bool(kinds - {"bloom"})  # Bloom filters answer keys, not ranges
-            node = key_condition(alias, join.fact_column, keys.values, by_key, ranges)
-            note = f"{len(keys.values):,} keys of {dim.written} through {join.text}"
-            self.conditions.setdefault(join.fact, []).append(Condition(node, "dynamic", note))
-            grown.add(join.fact)
-        for number in grown:
-            self._prune(self.by_number[number])
+            if not listed and not ranges:
+                continue  # its only use would be key by key
+            # Listed: bit-sliced bitmaps and Bloom filters take a long list as it
+            # is; equality and range bitmaps would answer it key by key.
+            collapse = not listed or (
+                bool(kinds & {"range_bitmap", "equality_bitmap"})
+                and "bitsliced_bitmap" not in kinds
+            )
+            node = key_condition(alias, join.fact_column, values, collapse, ranges)
+            note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
+            if not listed:
+                note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
+            self.conditions.setdefault(number, []).append(Condition(node, "dynamic", note))
+            added = True
+        return added
+
+    def _share(self, join: EquiJoin, keys: int) -> float | None:
+        """The share of the other side's rows ``keys`` of its join key are
+        expected to hold: keys / the rows of the key's own table (its key)."""
+        counted = indexed_rows(self.sources.get(self.by_number[join.dim].key))
+        return min(1.0, keys / counted[0]) if counted and counted[0] else None
 
     def _many_rows(self, number: int) -> int:
         """At least about how many rows of reference ``number`` its prune says
