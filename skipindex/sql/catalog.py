@@ -16,6 +16,7 @@ must be typed as, and (for an indexed table) where its index is.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import weakref
 from collections.abc import Mapping
@@ -147,11 +148,12 @@ def resolve(spark: Any, parsed: Parsed) -> tuple[Catalog, dict[TableKey, Source]
     catalog: dict[TableKey, Mapping[str, str]] = {}
     sources: dict[TableKey, Source] = {}
     ctes = _cte_names(parsed)
+    settings = _Settings(spark)
     for reference in parsed.references:
         key = reference.key
         if key in catalog or key.kind == "other" or (key.kind == "name" and key.name in ctes):
             continue
-        found = _source(spark, key, parsed.case_sensitive)
+        found = _source(spark, key, parsed.case_sensitive, settings)
         schema = found.schema if found is not None else _schema_of(spark, key)
         if schema is None:
             continue
@@ -168,14 +170,25 @@ def _cte_names(parsed: Parsed) -> set[str]:
     return names if parsed.case_sensitive else {n.lower() for n in names}
 
 
-def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
+class _Settings:
+    """The session's settings, asked of Spark once per query (15 ms each time)."""
+
+    def __init__(self, spark: Any) -> None:
+        self._spark = spark
+
+    @functools.cached_property
+    def items(self) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted(self._spark.conf.getAll.items()))
+
+
+def _source(spark: Any, key: TableKey, case_sensitive: bool, settings: _Settings) -> Source | None:
     try:
         if key.kind == "name":
             entry = registration(spark, key.name, case_sensitive)
             if entry is None:
                 return None
             location = locate(entry.path, dict(entry.storage_options))
-            schema = _view_schema(spark, entry, location)
+            schema = _view_schema(spark, entry, location, settings)
             return Source(
                 entry.path, location, entry.storage_options, schema, False, entry.delta_version
             )
@@ -194,7 +207,9 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
     return None
 
 
-def _view_schema(spark: Any, entry: Registration, location: TableLocation) -> Any:
+def _view_schema(
+    spark: Any, entry: Registration, location: TableLocation, settings: _Settings
+) -> Any:
     """The schema Spark gives the registered view: asked once, then again only
     when the table's files or the session's settings have changed since.
 
@@ -203,7 +218,7 @@ def _view_schema(spark: Any, entry: Registration, location: TableLocation) -> An
     view, which lists the folder and reads a footer, about what the query itself
     costs Spark to plan. A listing of the same files (path, size, mtime) under the
     same settings gets the same schema."""
-    state = _fingerprint(spark, location)
+    state = _fingerprint(location, settings)
     cached = _schemas.get(spark, {}).get(entry.name.lower())
     if state is not None and cached is not None and cached[0] is entry and cached[1] == state:
         return cached[2]
@@ -213,7 +228,7 @@ def _view_schema(spark: Any, entry: Registration, location: TableLocation) -> An
     return schema
 
 
-def _fingerprint(spark: Any, location: TableLocation) -> tuple[Any, ...] | None:
+def _fingerprint(location: TableLocation, settings: _Settings) -> tuple[Any, ...] | None:
     """What Spark's schema of the table depends on: its files, any summary files
     beside them and the session's settings (None: not known, ask Spark)."""
     try:
@@ -221,14 +236,14 @@ def _fingerprint(spark: Any, location: TableLocation) -> tuple[Any, ...] | None:
         summaries = location.fs.get_file_info(
             [f"{location.root}/_metadata", f"{location.root}/_common_metadata"]
         )
-        settings = tuple(sorted(spark.conf.getAll.items()))
+        session = settings.items
     except Exception:
         return None
     files = hashlib.sha256()
     for part in (listing.paths.to_pylist(), listing.sizes.tolist(), listing.mtimes_ms.tolist()):
         files.update(repr(part).encode())
     stamps = tuple((int(i.type), i.size, i.mtime_ns) for i in summaries)
-    return files.hexdigest(), tuple(listing.not_parquet), stamps, settings
+    return files.hexdigest(), tuple(listing.not_parquet), stamps, session
 
 
 def _schema_of(spark: Any, key: TableKey) -> Any:

@@ -88,7 +88,12 @@ def join_keys(
 
 
 def key_condition(
-    alias: str, column: str, values: list[Any], rows_by_key: bool, ranges: bool = True
+    alias: str,
+    column: str,
+    values: list[Any],
+    rows_by_key: bool,
+    ranges: bool = True,
+    one_list: bool = False,
 ) -> exp.Expr:
     """A condition every row whose ``column`` equals one of ``values`` meets.
 
@@ -100,7 +105,10 @@ def key_condition(
     keys become the one range covering them instead: fewer files skipped, never
     a matching one. Where no
     index on the column answers ranges (``ranges`` False: Bloom filters only),
-    every key is listed.
+    every key is listed. With ``one_list`` (bit-sliced bitmaps, which read a long
+    list by each row's code), keys that are not one run are one IN list: one leaf
+    that an AND narrows to the rows its other conditions left, where an OR of
+    ranges would be answered over every row.
     """
     if not values:
         return exp.false()
@@ -108,13 +116,18 @@ def key_condition(
         return in_node(alias, column, values)
     target = exp.column(exp.to_identifier(column), table=alias)
     runs = _runs(sorted(values))
+    if one_list and len(runs) > 1:
+        return in_node(alias, column, values)
     singles = [run[0] for run in runs if len(run) == 1]
+    covered = rows_by_key and len(singles) > BITMAP_KEYS
+    if covered:  # the runs within the singles' covering range add nothing to it
+        runs = [run for run in runs if run[-1] < singles[0] or run[0] > singles[-1]]
     parts: list[exp.Expr] = [
         exp.Between(this=target.copy(), low=_literal(run[0]), high=_literal(run[-1]))
         for run in runs
         if len(run) > 1
     ]
-    if rows_by_key and len(singles) > BITMAP_KEYS:
+    if covered:
         parts.append(
             exp.Between(this=target.copy(), low=_literal(singles[0]), high=_literal(singles[-1]))
         )

@@ -12,13 +12,17 @@ conditions, on the same row: their shares multiply. SSB's Q3.4 (1,209
 customers, 84 suppliers, one month) expects 0.05 matching rows in a file of
 60k and skips 93 of 100 files; Q3.3 (all years) expects 3.5 and skips one.
 
-Where more than :data:`USEFUL_MATCHES` rows a file are expected (a file then
-holds none with probability 5 % at most), the list is not tried key by key:
-its one covering range is (cheap, and what skips where the other side is
-clustered by the key), or nothing where no index on the column answers
-ranges. Either keeps more files, never fewer: only speed rides on the
-estimate. Short lists and runs of consecutive keys (a date dimension's year)
-cost little and are always used.
+The estimate is made for long lists on columns with a row-level index (the
+lists that meet on one row, and the ones that cost most): where more than
+:data:`USEFUL_MATCHES` rows a file are expected (a file then holds none with
+probability 5 % at most), the list is not tried key by key but as its one
+covering range (cheap, and what skips where the other side is clustered by
+the key). That keeps more files, never fewer: only speed rides on it. The
+model assumes the keys spread over the files; on a side clustered by the
+key, where a file holds few distinct keys, it errs towards the range, which
+is what these columns were given before the estimate. Short lists, runs of
+consecutive keys (a date dimension's year) and lists on columns with only
+Bloom filters or min-max are used as they are.
 """
 
 from __future__ import annotations

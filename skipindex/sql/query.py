@@ -26,7 +26,7 @@ from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
+from skipindex.sql.dynamic import BITMAP_KEYS, MAX_KEYS, Keys, join_keys, key_condition
 from skipindex.sql.frames import Pruned, prune_source
 from skipindex.sql.key_use import ROW_KINDS, USEFUL_MATCHES, KeyList, expected_matches, indexed_rows
 from skipindex.sql.local_keys import local_keys
@@ -185,18 +185,19 @@ class _Run:
         ]
         added = False
         for at, (join, values, kinds) in enumerate(lists):
-            expected = None if per_file is None else expected_matches(per_file, shares, at)
+            expected = None
+            if per_file is not None and shares[at].row_level and len(values) > BITMAP_KEYS:
+                expected = expected_matches(per_file, shares, at)
             listed = expected is None or expected < USEFUL_MATCHES
             ranges = bool(kinds - {"bloom"})  # Bloom filters answer keys, not ranges
-            if not listed and not ranges:
-                continue  # its only use would be key by key
-            # Listed: bit-sliced bitmaps and Bloom filters take a long list as it
-            # is; equality and range bitmaps would answer it key by key.
+            # Listed: bit-sliced bitmaps, min-max and Bloom filters take a long
+            # list as it is; equality and range bitmaps would answer it key by key.
             collapse = not listed or (
                 bool(kinds & {"range_bitmap", "equality_bitmap"})
                 and "bitsliced_bitmap" not in kinds
             )
-            node = key_condition(alias, join.fact_column, values, collapse, ranges)
+            one_list = listed and "bitsliced_bitmap" in kinds
+            node = key_condition(alias, join.fact_column, values, collapse, ranges, one_list)
             note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
             if not listed:
                 note += f" (as one range: about {expected:,.1f} matching rows a file expected)"

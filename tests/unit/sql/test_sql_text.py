@@ -106,3 +106,15 @@ def test_long_scattered_lists_reach_bitmaps_as_one_covering_range():
     keys = list(range(0, 200, 2))
     assert render(key_condition("f", "k", keys, rows_by_key=True)) == "`k` BETWEEN 0 AND 198"
     assert render(key_condition("f", "k", keys, rows_by_key=False)).startswith("`k` IN (0, 2, 4")
+
+
+def test_runs_inside_a_covering_range_are_left_out_and_one_list_stays_one_leaf():
+    keys = [*range(0, 80, 2), 11, 12, 13, 500, 501]
+    text = render(key_condition("f", "k", keys, rows_by_key=True))
+    assert text == "`k` BETWEEN 500 AND 501 OR `k` BETWEEN 0 AND 78"
+    listed = render(key_condition("f", "k", keys, rows_by_key=False, one_list=True))
+    assert listed.startswith("`k` IN (0, 2, 4")
+    assert "BETWEEN" not in listed
+    days = [datetime.date(1994, 1, 1) + datetime.timedelta(days=d) for d in range(31)]
+    one_run = render(key_condition("f", "d", days, rows_by_key=False, one_list=True))
+    assert one_run.startswith("`d` BETWEEN")
