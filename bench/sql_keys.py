@@ -8,8 +8,10 @@ side of an equi-join yields at most ``dynamic_keys`` distinct keys. Per index ki
 alone (hard links to the same files, one index each), this prunes with lists of
 n random keys, as ``si.sql`` writes them (SQL text: parsing and binding count),
 both as a plain IN list and as ``si.sql`` writes it (runs of consecutive keys as
-ranges; a long scattered list as one covering range for bitmap kinds, which answer
-lists key by key), and reports the median of warm prunes and the files kept:
+ranges; a long scattered list as one covering range for equality and range
+bitmaps, which answer lists key by key, and for bit-sliced bitmaps where it is
+expected to skip no file: sql/key_use.py), and reports the median of warm prunes
+and the files kept:
 
 * ``lo_custkey`` (1.5M customers at SF10, scattered over every file): Bloom
   filter, min-max, bit-sliced bitmap;
@@ -32,6 +34,7 @@ from datetime import date, timedelta
 from typing import Any
 
 import data
+import pyarrow.parquet as pq
 import ssb
 from measure import Table, machine
 from report import markdown_table
@@ -39,9 +42,11 @@ from runners import PoolRunner, ensure_index
 
 import skipindex as si
 from skipindex.sql.conjuncts import render
-from skipindex.sql.dynamic import in_node, key_condition
+from skipindex.sql.dynamic import BITMAP_KEYS, in_node, key_condition
+from skipindex.sql.key_use import USEFUL_MATCHES, KeyList, expected_matches
 
 SIZES = (10, 100, 1000, 2000, 4096, 8192)
+DAYS = 2406  # distinct lo_orderdate values
 SLOW = 10.0  # seconds: longer lists are not tried on a kind that took this long
 KINDS = {
     "lo_custkey": [si.Bloom, si.MinMax, si.BitSlicedBitmap],
@@ -56,6 +61,19 @@ def _keys(column: str, n: int, customers: int) -> list[Any]:
         return sorted(rnd.sample(range(1, customers + 1), n))
     first = date(1992, 1, 1) + timedelta(days=rnd.randint(0, max(0, 2405 - n)))
     return [first + timedelta(days=d) for d in range(min(n, 2406))]
+
+
+def _as_sql_writes_it(kind: str, column: str, keys: list[Any], share_per_key: float) -> Any:
+    """The condition si.sql gives lineorder for these keys of the customer
+    dimension (query.py's _add_key_conditions, for a column with this one kind)."""
+    row_level = kind in ("bitsliced_bitmap", "range_bitmap", "equality_bitmap")
+    listed = True
+    if row_level and len(keys) > BITMAP_KEYS:
+        share = [KeyList(len(keys), len(keys) * share_per_key, True)]
+        listed = (expected_matches(1.0, share, 0) or 0.0) < USEFUL_MATCHES
+    collapse = not listed or kind in ("range_bitmap", "equality_bitmap")
+    one_list = listed and kind == "bitsliced_bitmap"
+    return key_condition("t", column, keys, collapse, kind != "bloom", one_list)
 
 
 def _median_prune(folder: str, where: str, runs: int = 3) -> tuple[float, int]:
@@ -78,6 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     scale, files = (1, 100) if args.sf1 else (10, 1000)
     lineorder = ssb.star(scale, files)["lineorder"]
     customers = 150_000 * scale
+    paths = data.data_files(lineorder, "*.parquet")
+    rows_per_file = sum(pq.ParquetFile(p).metadata.num_rows for p in paths) / len(paths)
     out = [f"{k}: {v}" for k, v in machine().items()]
     for column, kinds in KINDS.items():
         rows = []
@@ -86,6 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             folder = data.index_copy(lineorder, f"keys-{spec.kind}-{column}")
             if ensure_index(folder, [spec], PoolRunner()):
                 print(f"  built {spec.kind} on {column} in {folder}", flush=True)
+            domain = customers if column == "lo_custkey" else DAYS
             for form in ("IN list", "as si.sql writes it"):
                 cells = [f"{spec.kind}, {form}"]
                 for n in SIZES:
@@ -93,11 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         cells.append("skipped")  # the smaller list took too long already
                         continue
                     keys = _keys(column, n, customers)
-                    by_key = spec.kind in ("bitsliced_bitmap", "range_bitmap", "equality_bitmap")
                     node = (
                         in_node("t", column, keys)
                         if form == "IN list"
-                        else key_condition("t", column, keys, by_key, spec.kind != "bloom")
+                        else _as_sql_writes_it(spec.kind, column, keys, rows_per_file / domain)
                     )
                     seconds, kept = _median_prune(str(folder), render(node))
                     cells.append(f"{seconds * 1000:.0f} ms, {kept}")

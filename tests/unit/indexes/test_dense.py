@@ -20,6 +20,7 @@ from skipindex.indexes._dense import (
     words_for,
 )
 from skipindex.indexes._dense_decode import decode_many, decode_words
+from skipindex.indexes._dense_members import _is_key, _row_codes, _word_codes
 from skipindex.indexes._dense_ops import union_of_items
 from skipindex.indexes._dense_sliced import BLOCK_WORDS, SlicedFiles
 from skipindex.indexes._roaring import mask_bytes, to_bytes
@@ -251,3 +252,28 @@ def test_union_of_items_gathers_each_files_ranges():
     assert union is not None
     expected = [items[0] | items[1] | items[3], np.zeros(2, dtype=np.uint64), items[8]]
     assert [list(r) for r in union] == [list(e) for e in expected]
+
+
+@settings(max_examples=examples(60))
+@given(
+    keys=st.sets(st.integers(-(2**62), 2**62), min_size=1, max_size=40),
+    near=st.lists(st.integers(-3, 3), max_size=40),
+    small=st.booleans(),
+)
+def test_key_lookup_by_table_and_by_search_agree_with_isin(keys, near, small):
+    ordered = np.array(sorted(k % 1000 if small else k for k in keys), dtype=np.int64)
+    ordered = np.unique(ordered)
+    shifts = np.array(near[: len(ordered)], dtype=np.int64)
+    probes = np.concatenate([ordered, ordered[: len(shifts)] + shifts])
+    assert (_is_key(ordered, probes) == np.isin(probes, ordered)).all()
+
+
+@settings(max_examples=examples(40))
+@given(depth=st.integers(0, 34), seed=st.integers(0, 2**32 - 1))
+def test_codes_read_by_row_equal_codes_read_by_word(depth, seed):
+    rng = np.random.default_rng(seed)
+    slices = rng.integers(0, 2**64, size=(depth, 3, 5), dtype=np.uint64)
+    in_slice = np.array([0, 4, 7, 14], dtype=np.int64)
+    by_word = _word_codes(slices, in_slice)
+    word, bit = np.divmod(np.arange(len(in_slice) * 64), 64)
+    assert (_row_codes(slices, in_slice[word], bit) == by_word[word, bit]).all()
