@@ -42,8 +42,8 @@ from runners import PoolRunner, ensure_index
 
 import skipindex as si
 from skipindex.sql.conjuncts import render
-from skipindex.sql.dynamic import BITMAP_KEYS, in_node, key_condition
-from skipindex.sql.key_use import USEFUL_MATCHES, KeyList, expected_matches
+from skipindex.sql.dynamic import in_node, key_condition
+from skipindex.sql.key_use import ROW_KINDS, KeyList, key_form
 
 SIZES = (10, 100, 1000, 2000, 4096, 8192)
 DAYS = 2406  # distinct lo_orderdate values
@@ -64,16 +64,11 @@ def _keys(column: str, n: int, customers: int) -> list[Any]:
 
 
 def _as_sql_writes_it(kind: str, column: str, keys: list[Any], share_per_key: float) -> Any:
-    """The condition si.sql gives lineorder for these keys of the customer
-    dimension (query.py's _add_key_conditions, for a column with this one kind)."""
-    row_level = kind in ("bitsliced_bitmap", "range_bitmap", "equality_bitmap")
-    listed = True
-    if row_level and len(keys) > BITMAP_KEYS:
-        share = [KeyList(len(keys), len(keys) * share_per_key, True)]
-        listed = (expected_matches(1.0, share, 0) or 0.0) < USEFUL_MATCHES
-    collapse = not listed or kind in ("range_bitmap", "equality_bitmap")
-    one_list = listed and kind == "bitsliced_bitmap"
-    return key_condition("t", column, keys, collapse, kind != "bloom", one_list)
+    """The condition si.sql gives lineorder for these keys of a dimension, on
+    a column with this one kind (the lists alone: no other join's)."""
+    row_level = kind in ROW_KINDS
+    form = key_form({kind}, [KeyList(len(keys), len(keys) * share_per_key, row_level)], 0, 1.0)
+    return key_condition("t", column, keys, form.collapse, form.ranges, form.one_list)
 
 
 def _median_prune(folder: str, where: str, runs: int = 3) -> tuple[float, int]:

@@ -33,9 +33,18 @@ from dataclasses import dataclass
 
 from skipindex.errors import SkipIndexError
 from skipindex.sql.catalog import Source
+from skipindex.sql.dynamic import BITMAP_KEYS
 from skipindex.store.manifest import load_latest
 
-__all__ = ["ROW_KINDS", "USEFUL_MATCHES", "KeyList", "expected_matches", "indexed_rows"]
+__all__ = [
+    "ROW_KINDS",
+    "USEFUL_MATCHES",
+    "KeyForm",
+    "KeyList",
+    "expected_matches",
+    "indexed_rows",
+    "key_form",
+]
 
 # Expected matching rows a file above which a long key list is predicted to
 # skip no file (exp(-3): 5 % of files at most).
@@ -79,3 +88,36 @@ def expected_matches(rows_per_file: float, lists: Sequence[KeyList], at: int) ->
     if own.row_level:
         shares += [x.share for i, x in enumerate(lists) if i != at and x.row_level and x.share]
     return rows_per_file * math.prod(shares)
+
+
+@dataclass(frozen=True)
+class KeyForm:
+    """How a key list is written for a column (see
+    :func:`~skipindex.sql.dynamic.key_condition`): ``listed`` key by key, or
+    its long runs ``collapse``d to a covering range; ``ranges`` where an index
+    on the column answers them; ``one_list`` to keep the keys one IN leaf."""
+
+    listed: bool
+    collapse: bool
+    ranges: bool
+    one_list: bool
+
+
+def key_form(
+    kinds: set[str], lists: Sequence[KeyList], at: int, rows_per_file: float | None
+) -> KeyForm:
+    """The form of list ``at`` on a column with index ``kinds``: listed unless
+    it is long, the column answers it row by row and it is expected to skip
+    nothing. Bit-sliced bitmaps, min-max and Bloom filters take a long list as
+    it is; equality and range bitmaps would answer it key by key."""
+    expected = None
+    if rows_per_file is not None and lists[at].row_level and lists[at].keys > BITMAP_KEYS:
+        expected = expected_matches(rows_per_file, lists, at)
+    listed = expected is None or expected < USEFUL_MATCHES
+    by_key = bool(kinds & {"range_bitmap", "equality_bitmap"}) and "bitsliced_bitmap" not in kinds
+    return KeyForm(
+        listed,
+        not listed or by_key,
+        bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
+        listed and "bitsliced_bitmap" in kinds,
+    )

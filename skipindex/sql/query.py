@@ -26,9 +26,9 @@ from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import BITMAP_KEYS, MAX_KEYS, Keys, join_keys, key_condition
+from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
 from skipindex.sql.frames import Pruned, prune_source
-from skipindex.sql.key_use import ROW_KINDS, USEFUL_MATCHES, KeyList, expected_matches, indexed_rows
+from skipindex.sql.key_use import ROW_KINDS, KeyList, expected_matches, indexed_rows, key_form
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
 from skipindex.sql.references import Reference
@@ -166,15 +166,14 @@ class _Run:
             if keys.values is not None:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
         for number, lists in found.items():
-            if self._add_key_conditions(number, lists):
-                self._prune(self.by_number[number])
+            self._add_key_conditions(number, lists)
+            self._prune(self.by_number[number])
 
     def _add_key_conditions(
         self, number: int, lists: list[tuple[EquiJoin, list[Any], set[str]]]
-    ) -> bool:
-        """Add each list's condition to reference ``number``'s; long scattered
-        lists only where they are expected to skip (:mod:`.key_use`). Whether
-        any condition was added."""
+    ) -> None:
+        """Add each list's condition to reference ``number``'s, each in the
+        form :func:`~.key_use.key_form` gives it."""
         fact = self.by_number[number]
         alias = fact.alias or fact.written
         counted = indexed_rows(self.sources.get(fact.key))
@@ -183,27 +182,16 @@ class _Run:
             KeyList(len(values), self._share(join, len(values)), bool(kinds & ROW_KINDS))
             for join, values, kinds in lists
         ]
-        added = False
         for at, (join, values, kinds) in enumerate(lists):
-            expected = None
-            if per_file is not None and shares[at].row_level and len(values) > BITMAP_KEYS:
-                expected = expected_matches(per_file, shares, at)
-            listed = expected is None or expected < USEFUL_MATCHES
-            ranges = bool(kinds - {"bloom"})  # Bloom filters answer keys, not ranges
-            # Listed: bit-sliced bitmaps, min-max and Bloom filters take a long
-            # list as it is; equality and range bitmaps would answer it key by key.
-            collapse = not listed or (
-                bool(kinds & {"range_bitmap", "equality_bitmap"})
-                and "bitsliced_bitmap" not in kinds
+            form = key_form(kinds, shares, at, per_file)
+            node = key_condition(
+                alias, join.fact_column, values, form.collapse, form.ranges, form.one_list
             )
-            one_list = listed and "bitsliced_bitmap" in kinds
-            node = key_condition(alias, join.fact_column, values, collapse, ranges, one_list)
             note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
-            if not listed:
+            if not form.listed:
+                expected = expected_matches(per_file or 0.0, shares, at) or 0.0
                 note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
             self.conditions.setdefault(number, []).append(Condition(node, "dynamic", note))
-            added = True
-        return added
 
     def _share(self, join: EquiJoin, keys: int) -> float | None:
         """The share of the other side's rows ``keys`` of its join key are
