@@ -16,7 +16,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.options import parse_index_option
 from skipindex.pruning.evaluate import ROW_LEVELS
-from skipindex.sql.dynamic import MAX_KEYS
+from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS
 
 __all__ = ["main", "parse_index_option"]
 
@@ -178,8 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument(
         "--dynamic-keys",
         type=int,
-        default=MAX_KEYS,
-        help=f"join keys that may prune the other side (default {MAX_KEYS}; 0: none)",
+        default=None,
+        help=f"join keys that may prune the other side (default {MAX_KEYS}, "
+        f"{ROW_CODE_KEYS} on bit-sliced bitmaps; 0: none)",
     )
     query.add_argument("--time-zone", help="the session time zone (default UTC)")
     query.add_argument("--json", action="store_true", help=_JSON_HELP)

@@ -236,6 +236,10 @@ def _normalised(node: exp.Expression) -> exp.Expression:
 
 def _plain_concat(node: exp.Expression) -> bool:
     """A Concat as Spark's ``concat``/``||`` parse into (not CONCAT_WS and kin)."""
-    return type(node) is exp.Concat and not node.args.get("coalesce") and all(
-        key in ("expressions", "safe", "coalesce") for key, value in node.args.items() if value
+    return (
+        type(node) is exp.Concat
+        and not node.args.get("coalesce")
+        and all(
+            key in ("expressions", "safe", "coalesce") for key, value in node.args.items() if value
+        )
     )

@@ -30,6 +30,7 @@ class Definition(Protocol):
     @property
     def params(self) -> dict[str, Any]: ...
 
+
 KINDS: dict[str, type[IndexKind]] = {
     kind.kind: kind
     for kind in (

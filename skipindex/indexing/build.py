@@ -189,7 +189,10 @@ def _attempt(
     view = runner.view()
     table = define_table(location, specs, view, runner)
     current, listing, schema, definitions = (
-        table.current, table.listing, table.schema, table.definitions
+        table.current,
+        table.listing,
+        table.schema,
+        table.definitions,
     )
     attempt_id = f"{build_id}-{attempt}"
     # An indexed column whose recorded type is not Spark's (a millisecond

@@ -46,6 +46,7 @@ class Run(Protocol):
 
     def report_of(self, node: BoundPredicate) -> _Report: ...
 
+
 __all__ = ["Run", "dense_row_sets", "sampled_matches"]
 
 

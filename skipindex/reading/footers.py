@@ -81,9 +81,9 @@ class FooterLayout:
         return cls(meta.num_rows, group_rows, chunks, columns)
 
 
-
 # Footers as read planning needs them: a small share of the cache budget.
 footer_cache: ColumnCache[FooterLayout] = ColumnCache(LIMIT // 16)
+
 
 def footer_layout(path: str, size: int, mtime_ms: int) -> FooterLayout | None:
     """The layout of the local file at ``path`` while it has this size and mtime

@@ -49,7 +49,6 @@ __all__ = [
 ]
 
 
-
 def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
     """The type Spark gives a column pyarrow reads as ``arrow_type``."""
     if pa.types.is_dictionary(arrow_type):

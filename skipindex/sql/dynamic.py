@@ -29,12 +29,27 @@ from sqlglot import exp
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.text import escape, run_sql
 
-__all__ = ["BITMAP_KEYS", "MAX_KEYS", "Keys", "in_node", "join_keys", "key_condition", "quote"]
+__all__ = [
+    "BITMAP_KEYS",
+    "MAX_KEYS",
+    "ROW_CODE_KEYS",
+    "Keys",
+    "in_node",
+    "join_keys",
+    "key_bound",
+    "key_condition",
+    "quote",
+]
 
 # Measured by bench/sql_keys.py (bench/SQL.md): on SSB SF10 lineorder (1,000 files)
 # 4,096 scattered keys prune in 161-175 ms by Bloom filters (whose own limit this is)
 # and 70-80 ms by min-max; a whole date dimension's years fit.
 MAX_KEYS = 4096
+# A column with bit-sliced bitmaps reads each row's code, whatever the keys'
+# count: SSB SF10's Q3.4 gives 12,007 customers, which with 846 suppliers and a
+# month keep the 61 of 1,000 lineorder files holding a joined row, in a 0.95 s
+# prune (most of it parsing the list's SQL text) of a 23 s query.
+ROW_CODE_KEYS = 16384
 # Range and equality bitmaps answer a list longer than this key by key (about 25 ms
 # a key on 1,000 files): such a list is given to them as a range. Bit-sliced
 # bitmaps read each candidate row's code instead (indexes/_dense_members.py) and
@@ -50,6 +65,15 @@ class Keys:
     values: list[Any] | None
     note: str
     seconds: float
+
+
+def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
+    """At most this many keys prune a column with index ``kinds``: the caller's
+    ``dynamic_keys``, else :data:`MAX_KEYS` (:data:`ROW_CODE_KEYS` with
+    bit-sliced bitmaps)."""
+    if dynamic_keys is not None:
+        return dynamic_keys
+    return ROW_CODE_KEYS if "bitsliced_bitmap" in kinds else MAX_KEYS
 
 
 def quote(name: str) -> str:

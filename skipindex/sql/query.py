@@ -26,7 +26,7 @@ from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import MAX_KEYS, Keys, join_keys, key_condition
+from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
 from skipindex.sql.frames import Pruned, prune_source
 from skipindex.sql.key_use import ROW_KINDS, KeyList, expected_matches, indexed_rows, key_form
 from skipindex.sql.local_keys import local_keys
@@ -43,7 +43,7 @@ __all__ = ["sql", "sql_plan"]
 MANY = 4
 
 
-def sql(spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True) -> Any:
+def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True) -> Any:
     """The rows ``spark.sql(query)`` returns, reading only the files of indexed
     tables that can hold rows the query uses.
 
@@ -51,16 +51,17 @@ def sql(spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: boo
     and ``delta.`/path``` in the query. Each reference to one is pruned with
     the conditions every row it contributes must meet: the query's own, those
     of the query around a derived table, CTE or set operation, those carried
-    across inner equi-joins and, with ``dynamic_keys`` > 0, the keys of the
+    across inner equi-joins and, unless ``dynamic_keys`` is 0, the keys of the
     other side of an equi-join where that side is filtered and has at most
-    ``dynamic_keys`` distinct keys. :func:`~skipindex.sql_plan` says what was
-    done, per reference.
+    ``dynamic_keys`` distinct keys (default 4,096, or 16,384 where the column
+    has bit-sliced bitmaps). :func:`~skipindex.sql_plan` says what was done,
+    per reference.
     """
     return sql_plan(spark, query, dynamic_keys=dynamic_keys, row_groups=row_groups).frame
 
 
 def sql_plan(
-    spark: Any, query: str, *, dynamic_keys: int = MAX_KEYS, row_groups: bool = True
+    spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True
 ) -> SqlPlan:
     """:func:`sql`, with the plan: per reference, the predicate it was pruned
     with, where each condition came from, and the files kept
@@ -75,7 +76,7 @@ def sql_plan(
     derivation = derive(parsed, catalog)
     run = _Run(spark, parsed, derivation, sources, view, row_groups)
     run.prune_static()
-    if dynamic_keys > 0 and derivation.why_whole is None:
+    if dynamic_keys != 0 and derivation.why_whole is None:
         run.prune_dynamic(dynamic_keys)
     frame = run.frame()
     return SqlPlan(
@@ -131,7 +132,7 @@ class _Run:
         for reference in self.indexed:
             self._prune(reference)
 
-    def prune_dynamic(self, bound: int) -> None:
+    def prune_dynamic(self, dynamic_keys: int | None) -> None:
         indexed = {r.number for r in self.indexed}
         seen: set[tuple[int, str, int, str]] = set()
         found: dict[int, list[tuple[EquiJoin, list[Any], set[str]]]] = {}
@@ -152,6 +153,7 @@ class _Run:
             if not kinds:
                 self._keys(join, None, "no index on the column", 0.0)
                 continue
+            bound = key_bound(dynamic_keys, kinds)
             many = self._many_rows(join.dim)
             if many > MANY * bound:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)

@@ -6,6 +6,7 @@ import math
 
 import pytest
 
+from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS, key_bound
 from skipindex.sql.key_use import USEFUL_MATCHES, KeyList, expected_matches
 
 
@@ -32,3 +33,10 @@ def test_an_unknown_share_is_not_estimated_and_counts_as_every_row_for_others():
     lists = [KeyList(10, None, True), KeyList(84, 0.0084, True)]
     assert expected_matches(60_000, lists, 0) is None
     assert expected_matches(60_000, lists, 1) == pytest.approx(60_000 * 0.0084)
+
+
+def test_the_key_bound_is_the_callers_else_wider_on_bit_sliced_bitmaps():
+    assert key_bound(None, {"bloom", "minmax"}) == MAX_KEYS
+    assert key_bound(None, {"bloom", "bitsliced_bitmap"}) == ROW_CODE_KEYS > MAX_KEYS
+    assert key_bound(3, {"bitsliced_bitmap"}) == 3
+    assert key_bound(0, {"bitsliced_bitmap"}) == 0
