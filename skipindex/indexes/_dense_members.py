@@ -7,9 +7,12 @@ Here each candidate row's code is read instead: one gather per slice at the
 candidate rows only (the rows the conditions before it in an AND left, see
 ``within`` in :meth:`~skipindex.indexes.base.RowLevelKind.dense_rows`), the
 code mapped to its value (``min + code`` or the file's ranked values), and the
-value looked up in the sorted keys. The cost follows the candidate rows times
-the slices, not the keys: SSB's ``lo_custkey IN`` (1,209 customers) after the
-month's rows is a few hundred rows a file.
+value looked up in the keys (a table of their span, else a binary search).
+The cost follows the candidate rows times the slices, not the keys: SSB's
+``lo_custkey IN`` (1,209 customers) after the month's rows is a few hundred
+rows a file. Where most rows of a word are candidates (no earlier condition),
+each slice's words are unpacked whole instead of a gather per row: 100 keys
+over SF1 lineorder's 6M rows take 0.2 s, where RangeEval per key took 1.3 s.
 """
 
 from __future__ import annotations
@@ -71,8 +74,14 @@ def file_values(columns: PayloadColumns, minimums: list[int]) -> FileValues | No
 def integer_keys(values: Iterable[BoundValue], scale: int) -> np.ndarray | None:
     """The integral ``values`` (times ``10**scale``) as sorted distinct int64;
     the others can equal no row of an integral column. None: one is beyond int64."""
+    given = list(values)
+    ints = [v for v in given if type(v) is int]
+    if scale == 0 and len(ints) == len(given):  # the common case, at once
+        if ints and not -(2**63) <= min(ints) <= max(ints) < 2**63:
+            return None
+        return np.unique(np.array(ints, dtype=np.int64))
     wanted = []
-    for value in values:
+    for value in given:
         low, high = floor_ceil(value, scale)
         if low != high or not isinstance(low, int):
             continue  # 2.5 or NaN: no integer equals it
