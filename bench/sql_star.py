@@ -13,7 +13,8 @@ rows in the same files). Two layouts: the generator's order, and ``lineorder``
 clustered by ``lo_orderdate`` (``si.cluster``, linear), its flat form made from it
 file by file. lineorder is indexed with min-max on its keys and ``lo_orderdate``,
 Bloom filters on ``lo_custkey``, ``lo_suppkey``, ``lo_partkey`` and bit-sliced
-bitmaps on ``lo_orderdate``, ``lo_discount``, ``lo_quantity``; the dimensions with
+bitmaps on those keys (a join's keys then meet the other conditions row by
+row), ``lo_orderdate``, ``lo_discount``, ``lo_quantity``; the dimensions with
 equality bitmaps on the columns the queries filter.
 
     python bench/run.py --only sql          # SF1, 100 files (quick); --full: SF10, 1,000
@@ -144,7 +145,8 @@ def specs(table: str) -> list[Any]:
     if table == "lineorder":
         out: list[Any] = [si.MinMax(c) for c in ("lo_orderdate", *FACT_KEYS.values())]
         out += [si.Bloom(c) for c in FACT_KEYS.values()]
-        out += [si.BitSlicedBitmap(c) for c in ("lo_orderdate", "lo_discount", "lo_quantity")]
+        sliced = ("lo_orderdate", "lo_discount", "lo_quantity", *FACT_KEYS.values())
+        out += [si.BitSlicedBitmap(c) for c in sliced]
         return out
     columns = {
         "customer": ["c_region", "c_nation", "c_city"],
