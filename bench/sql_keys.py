@@ -43,7 +43,8 @@ from runners import PoolRunner, ensure_index
 import skipindex as si
 from skipindex.sql.conjuncts import render
 from skipindex.sql.dynamic import in_node, key_condition
-from skipindex.sql.key_use import ROW_KINDS, KeyList, key_form
+from skipindex.sql.key_use import KeyList, key_form
+from skipindex.sql.local_keys import ROW_LEVEL
 
 SIZES = (10, 100, 1000, 2000, 4096, 8192)
 DAYS = 2406  # distinct lo_orderdate values
@@ -66,7 +67,7 @@ def _keys(column: str, n: int, customers: int) -> list[Any]:
 def _as_sql_writes_it(kind: str, column: str, keys: list[Any], share_per_key: float) -> Any:
     """The condition si.sql gives lineorder for these keys of a dimension, on
     a column with this one kind (the lists alone: no other join's)."""
-    row_level = kind in ROW_KINDS
+    row_level = kind in ROW_LEVEL
     form = key_form({kind}, [KeyList(len(keys), len(keys) * share_per_key, row_level)], 0, 1.0)
     return key_condition("t", column, keys, form.collapse, form.ranges, form.one_list)
 

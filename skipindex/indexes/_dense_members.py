@@ -137,14 +137,13 @@ def _block(
     candidates = int(np.bitwise_count(words).sum())
     if candidates * DENSE_SHARE >= bits.size:  # most rows of the words: decode whole words
         code = _word_codes(slices, in_slice)
-        hit = _is_key(keys, _values_of(values, word_file[:, None], code)) & bits.view(bool)
-        return np.packbits(hit, axis=1, bitorder="little").view("<u8").ravel().astype(np.uint64)
+        return _pack(_is_key(keys, _values_of(values, word_file[:, None], code)) & bits.view(bool))
     word, bit = np.nonzero(bits)
     code = _row_codes(slices, in_slice[word], bit)
     hit = _is_key(keys, _values_of(values, word_file[word], code))
     bits[:] = 0
     bits[word[hit], bit[hit]] = 1
-    return np.packbits(bits, axis=1, bitorder="little").view("<u8").ravel().astype(np.uint64)
+    return _pack(bits)
 
 
 def _values_of(values: FileValues, file: np.ndarray, code: np.ndarray) -> np.ndarray:
@@ -175,6 +174,11 @@ def _unpack(words: np.ndarray) -> np.ndarray:
     """Words (..., n) as their bits (..., n, 64), bit r of a word at [..., r]."""
     as_bytes = words.astype("<u8").view(np.uint8).reshape(*words.shape, 8)
     return np.unpackbits(as_bytes, axis=-1, bitorder="little")
+
+
+def _pack(bits: np.ndarray) -> np.ndarray:
+    """Bits (n, 64) as their n words: :func:`_unpack` undone."""
+    return np.packbits(bits, axis=1, bitorder="little").view("<u8").ravel().astype(np.uint64)
 
 
 def _row_codes(slices: np.ndarray, in_slice: np.ndarray, bit: np.ndarray) -> np.ndarray:

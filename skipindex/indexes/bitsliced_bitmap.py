@@ -229,16 +229,20 @@ class BitSlicedBitmapKind(BitmapKind):
         """A long IN list by each candidate row's code (:mod:`._dense_members`)."""
         if self.domain not in INTEGRAL:
             return None
-        columns = payload_columns(files)
         keys = integer_keys(leaf.values, self.scale())
+        if keys is None:
+            return None
+        columns = payload_columns(files)
         values = columns.memo.get("member-values")
-        if values is None and keys is not None:
+        if values is None:
             values = file_values(columns, _unscaled(columns, self.scale()))
             columns.memo["member-values"] = values if values is not None else False
+        if not values:
+            return None  # before decoding any slice
         lists = columns.lists("slices")
         slices = dense.slices("slices", lists.starts, lists.lengths)
         nonnull, full = dense.nonnull(), dense.full()
-        if keys is None or not values or slices is None or nonnull is None or full is None:
+        if slices is None or nonnull is None or full is None:
             return None
         usable = self.file_codes(files).usable[positions]
         rows = nonnull[positions]

@@ -37,7 +37,6 @@ from skipindex.sql.dynamic import BITMAP_KEYS
 from skipindex.store.manifest import load_latest
 
 __all__ = [
-    "ROW_KINDS",
     "USEFUL_MATCHES",
     "KeyForm",
     "KeyList",
@@ -49,8 +48,6 @@ __all__ = [
 # Expected matching rows a file above which a long key list is predicted to
 # skip no file (exp(-3): 5 % of files at most).
 USEFUL_MATCHES = 3.0
-# Index kinds that answer a key list row by row, so that it meets the others.
-ROW_KINDS = frozenset({"bitsliced_bitmap", "range_bitmap", "equality_bitmap"})
 
 
 @dataclass(frozen=True)
@@ -95,12 +92,15 @@ class KeyForm:
     """How a key list is written for a column (see
     :func:`~skipindex.sql.dynamic.key_condition`): ``listed`` key by key, or
     its long runs ``collapse``d to a covering range; ``ranges`` where an index
-    on the column answers them; ``one_list`` to keep the keys one IN leaf."""
+    on the column answers them; ``one_list`` to keep the keys one IN leaf;
+    ``expected``: the matching rows a file the choice rests on (None: not
+    estimated)."""
 
     listed: bool
     collapse: bool
     ranges: bool
     one_list: bool
+    expected: float | None = None
 
 
 def key_form(
@@ -120,4 +120,5 @@ def key_form(
         not listed or by_key,
         bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
         listed and "bitsliced_bitmap" in kinds,
+        expected,
     )

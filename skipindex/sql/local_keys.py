@@ -18,8 +18,6 @@ question to Spark (:func:`~skipindex.sql.dynamic.join_keys`).
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,12 +30,14 @@ from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns
 from skipindex.sql.catalog import Source
 from skipindex.store import query_log
+from skipindex.store.cache import LIMIT, ColumnCache
 
 __all__ = ["LOCAL_BYTES", "Found", "local_keys"]
 
 # At most this many bytes of kept files are read in the driver.
 LOCAL_BYTES = 256 << 20
-# Key columns kept in memory between queries, at most (bytes).
+# Key columns kept in memory between queries, at most (bytes; less where
+# SKIPINDEX_CACHE_BYTES is less, none where it is 0).
 CACHED_BYTES = 64 << 20
 # Kinds that answer a condition with the rows that meet it.
 ROW_LEVEL = frozenset({"equality_bitmap", "bitsliced_bitmap", "range_bitmap"})
@@ -134,7 +134,7 @@ def _values(
     listed = result.listed.get(file)
     if rows is not None and (listed is None or listed != (info.size, info.mtime_ns // 1_000_000)):
         return None  # the rows were counted in another version of the file
-    stamp = (path, info.size, info.mtime_ns, column, str(target), view)
+    stamp = (path, str(info.size), str(info.mtime_ns), column, str(target), repr(view))
     values = _read.get(stamp)
     if values is None:
         try:
@@ -153,35 +153,9 @@ def _values(
     return list(pc.unique(values.drop_null()).to_pylist())
 
 
-class _ReadColumns:
-    """Key columns read from dimension files, by file version (path, size,
-    mtime) and how they were read, up to :data:`CACHED_BYTES`: the same
-    dimension is read by query after query (5-7 ms a file here)."""
-
-    def __init__(self) -> None:
-        self._columns: OrderedDict[tuple[Any, ...], pa.ChunkedArray] = OrderedDict()
-        self._bytes = 0
-        self._lock = threading.Lock()
-
-    def get(self, stamp: tuple[Any, ...]) -> pa.ChunkedArray | None:
-        with self._lock:
-            found = self._columns.get(stamp)
-            if found is not None:
-                self._columns.move_to_end(stamp)
-            return found
-
-    def put(self, stamp: tuple[Any, ...], values: pa.ChunkedArray) -> None:
-        with self._lock:
-            if stamp in self._columns or values.nbytes > CACHED_BYTES:
-                return
-            self._columns[stamp] = values
-            self._bytes += values.nbytes
-            while self._bytes > CACHED_BYTES:
-                _, dropped = self._columns.popitem(last=False)
-                self._bytes -= dropped.nbytes
-
-
-_read = _ReadColumns()
+# Key columns read from dimension files, by file version (path, size, mtime) and
+# how they were read: the same dimension is read by query after query (5-7 ms a file).
+_read: ColumnCache[pa.ChunkedArray] = ColumnCache(min(CACHED_BYTES, LIMIT))
 
 
 def _arrow_type(schema: Any, column: str, case_sensitive: bool) -> pa.DataType | None:

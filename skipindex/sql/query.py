@@ -28,8 +28,8 @@ from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
 from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
 from skipindex.sql.frames import Pruned, prune_source
-from skipindex.sql.key_use import ROW_KINDS, KeyList, expected_matches, indexed_rows, key_form
-from skipindex.sql.local_keys import local_keys
+from skipindex.sql.key_use import KeyList, indexed_rows, key_form
+from skipindex.sql.local_keys import ROW_LEVEL, local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
@@ -181,7 +181,7 @@ class _Run:
         counted = indexed_rows(self.sources.get(fact.key))
         per_file = counted[0] / counted[1] if counted else None
         shares = [
-            KeyList(len(values), self._share(join, len(values)), bool(kinds & ROW_KINDS))
+            KeyList(len(values), self._share(join, len(values)), bool(kinds & ROW_LEVEL))
             for join, values, kinds in lists
         ]
         for at, (join, values, kinds) in enumerate(lists):
@@ -191,7 +191,7 @@ class _Run:
             )
             note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
             if not form.listed:
-                expected = expected_matches(per_file or 0.0, shares, at) or 0.0
+                expected = form.expected or 0.0  # an estimate decided it
                 note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
             self.conditions.setdefault(number, []).append(Condition(node, "dynamic", note))
 
