@@ -13,11 +13,20 @@ import pyarrow.parquet as pq
 from skipindex._types import spark_type_name
 from skipindex.column_paths import field_at
 from skipindex.expressions.indexed import zone_of
+from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.damage import repairable
 from skipindex.store.iceberg import iceberg_files
-from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.location import (
+    CatalogSpec,
+    Listing,
+    StorageOptions,
+    TableLocation,
+    TablePath,
+    locate,
+)
 from skipindex.store.manifest import IndexDef, load_latest, manifest_versions
+from skipindex.store.partitions import table_partitions
 from skipindex.store.segments import read_segments
 
 __all__ = ["Description", "describe"]
@@ -43,12 +52,24 @@ class Description:
     clusters: list[dict[str, Any]] = field(default_factory=list)  # cluster plans, oldest first
     # Where the files come from: a folder, a Delta snapshot, an Iceberg snapshot.
     source: dict[str, Any] = field(default_factory=lambda: {"format": "parquet"})
+    # name, Spark type (None: untyped, see why) and where the values come from
+    partition_columns: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     def __str__(self) -> str:
-        return "\n".join([*self._source_lines(), self._index_lines(), *self._cluster_lines()])
+        lines = [*self._source_lines(), self._index_lines(), *self._partition_lines()]
+        return "\n".join([*lines, *self._cluster_lines()])
+
+    def _partition_lines(self) -> list[str]:
+        if not self.partition_columns:
+            return []
+        shown = ", ".join(
+            f"{p['name']} {p['type'] or 'untyped (' + p['why'] + ')'}"
+            for p in self.partition_columns
+        )
+        return [f"partition columns ({self.partition_columns[0]['from']}): {shown}"]
 
     def _source_lines(self) -> list[str]:
         if self.source.get("format") != "iceberg":
@@ -116,7 +137,29 @@ def _describe(location: TableLocation) -> Description:
         {"plan_id": p.plan_id, "state": p.state, "summary": p.summary()}
         for p in load_plans(location)
     ]
-    return replace(_describe_index(location), clusters=clusters, source=_source(location))
+    table = location.list_table()
+    return replace(
+        _describe_index(location, table),
+        clusters=clusters,
+        source=_source(location),
+        partition_columns=[] if location.iceberg is not None else _partitions(table),
+    )
+
+
+def _partitions(listing: Listing) -> list[dict[str, Any]]:
+    """The partition columns as prune types them: a Delta log's, or Spark's
+    inference over the folder names (in the zone a new session has)."""
+    zone = zone_named(default_time_zone())
+    origin = "the Delta log" if listing.partition_values is not None else "folder names"
+    return [
+        {
+            "name": p.name,
+            "type": None if p.type is None else spark_type_name(p.type),
+            "why": p.why,
+            "from": origin,
+        }
+        for p in table_partitions(listing, time_zone=zone)
+    ]
 
 
 def _source(location: TableLocation) -> dict[str, Any]:
@@ -132,8 +175,7 @@ def _source(location: TableLocation) -> dict[str, Any]:
     return {"format": "delta" if location.is_delta else "parquet"}
 
 
-def _describe_index(location: TableLocation) -> Description:
-    table = location.list_table()
+def _describe_index(location: TableLocation, table: Listing) -> Description:
     listing, not_parquet = table.files(), table.not_parquet
     manifest = load_latest(location)
     if manifest is None:

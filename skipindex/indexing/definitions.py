@@ -27,8 +27,8 @@ from skipindex.indexes import kind_for
 from skipindex.indexes.base import IndexSpec
 from skipindex.indexing.expression_task import ExpressionType
 from skipindex.indexing.runners import Runner
-from skipindex.spark.partitions import partition_names
 from skipindex.spark.settings import SparkView
+from skipindex.store.delta import delta_spark_schema_json
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import IndexDef, Manifest, load_latest
 from skipindex.store.schema import table_types
@@ -245,12 +245,12 @@ def define_table(
     listing = location.list_data_files()
     wanted = [c for spec in specs or () for c in spec_columns(spec)]
     schema, first = table_types(location, listing, current, wanted)
-    partitions = partition_names(listing[0].path) if listing else []
+    partitions = location.partition_names(listing)
     definitions, next_id = define(current, specs, schema, partitions, view)
     spark_schema = read_schema = None
     typer: Typer | None = None
     if runner is not None:
-        spark_schema = runner.spark_schema(location, listing[0]) if listing else None
+        spark_schema = _spark_schema(location, listing, runner)
         read_schema = data_columns(spark_schema, partitions)
         columns = pa.schema([f for f in schema if not is_expression_field(f)])
 
@@ -269,6 +269,14 @@ def define_table(
         spark_schema,
         read_schema,
     )
+
+
+def _spark_schema(location: TableLocation, listing: list[DataFile], runner: Runner) -> str | None:
+    """Spark's schema of the table, for read(): a Delta table's log states it (as
+    Spark's JSON); a folder's is what Spark makes of a file and its folders."""
+    if location.is_delta:
+        return delta_spark_schema_json(location.uri, location.user_root, dict(location.options))
+    return runner.spark_schema(location, listing[0]) if listing else None
 
 
 def data_columns(spark_schema: str | None, partitions: Sequence[str]) -> str | None:

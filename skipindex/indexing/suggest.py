@@ -28,7 +28,6 @@ from skipindex.indexes.base import IndexSpec
 from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
-from skipindex.spark.partitions import partition_names
 from skipindex.spark.view import open_file
 from skipindex.store.location import (
     CatalogSpec,
@@ -76,7 +75,7 @@ def suggest_for(
     location: TableLocation, listing: Sequence[DataFile], *, sample_files: int = SAMPLE_FILES
 ) -> list[Suggestion]:
     schema = table_schema(location, listing, None, [])
-    hidden = {p.lower() for p in (partition_names(listing[0].path) if listing else [])}
+    hidden = {p.lower() for p in location.partition_names(listing)}
     fields = [f for f in schema if f.name.lower() not in hidden and domain_of(f.type)]
     sample = _sample(location, listing, fields, sample_files)
     out: list[Suggestion] = []

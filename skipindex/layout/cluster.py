@@ -24,10 +24,10 @@ from typing import Any, Literal
 import pyarrow.fs as pafs
 
 from skipindex.errors import InvalidSpecError, UnsupportedTableError, VerificationError
+from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.layout import commit, job
 from skipindex.layout.keys import KeyModel, fit, packing
 from skipindex.layout.recover import recover, resolve_by
-from skipindex.spark.partitions import partition_names
 from skipindex.spark.view import open_file
 from skipindex.store.cluster_plan import (
     PENDING,
@@ -39,6 +39,7 @@ from skipindex.store.cluster_plan import (
     save_plan,
 )
 from skipindex.store.location import DataFile, StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.partitions import folders_misread
 from skipindex.store.vacuum import in_flight
 
 __all__ = ["ClusterReport", "cluster"]
@@ -165,6 +166,15 @@ def _target(
                 "break its log; cluster it into a new location (dst=...), or use Delta's OPTIMIZE"
             )
         return location
+    if location.is_delta:
+        listing = location.list_table()
+        misread = folders_misread(listing, time_zone=zone_named(default_time_zone()))
+        if misread is not None:
+            raise UnsupportedTableError(
+                f"cannot cluster Delta table {location.user_root} into a Parquet folder: "
+                f"{misread}, so the new table's values would change; use Delta's OPTIMIZE "
+                "ZORDER BY instead"
+            )
     target = locate(dst, options)
     if target.uri == location.uri:
         raise InvalidSpecError(
@@ -247,7 +257,7 @@ def _stage_and_verify(
         spark, location.user_root, _user_paths(location, plan.rewritten), schema
     )
     staged = commit.staging_dir(target, plan.plan_id)
-    partitions = _partition_keys(plan)
+    partitions = _partition_keys(location, plan)
     job.write_groups(
         source,
         _key_model(spark, location, plan, source, noise),
@@ -348,9 +358,10 @@ def _row_count(location: TableLocation, paths: Sequence[str]) -> int:
     return sum(open_file(location.fs_path(p), location.fs).metadata.num_rows for p in paths)
 
 
-def _partition_keys(plan: ClusterPlan) -> set[str]:
+def _partition_keys(location: TableLocation, plan: ClusterPlan) -> set[str]:
     """The table's partition column names, lower-cased (Spark matches them so)."""
-    return {n.lower() for g in plan.groups for n in partition_names(g.files[0])}
+    first = [DataFile(g.files[0], 0, 0) for g in plan.groups[:1]]
+    return {n.lower() for n in location.partition_names(first)}
 
 
 def _user_path(location: TableLocation, fs_path: str) -> str:
@@ -374,7 +385,7 @@ def _index(
     from skipindex.indexing.build import build_index
     from skipindex.store.manifest import load_latest
 
-    partitions = _partition_keys(plan)
+    partitions = _partition_keys(target, plan)
     specs = (
         list(indexes)
         if indexes is not None

@@ -10,7 +10,6 @@ from skipindex._types import spark_type_name
 from skipindex.column_paths import resolve_path, split_name
 from skipindex.errors import UnknownColumnError, UnsupportedTypeError
 from skipindex.layout import commit
-from skipindex.spark.partitions import partition_names
 from skipindex.store.cluster_plan import PENDING, load_plans
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.schema import table_schema
@@ -26,7 +25,7 @@ def resolve_by(
     Spark does); unknown and nested columns are refused by name."""
     if not by:
         return ()
-    partitions = partition_names(files[0].path) if files else []
+    partitions = location.partition_names(files)
     schema = table_schema(location, files, None, by)
     spelled = []
     for name in by:

@@ -35,7 +35,6 @@ from skipindex.pruning.iceberg import planned, snapshot_view
 from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.row_groups import kept_rows
-from skipindex.spark.partitions import partition_columns
 from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
 from skipindex.store.cache import batch_cache
@@ -50,6 +49,7 @@ from skipindex.store.location import (
     locate,
 )
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
+from skipindex.store.partitions import logged_partitions, table_partitions
 from skipindex.store.segments import read_segments
 from skipindex.store.swaps import settled_listing
 
@@ -196,10 +196,8 @@ def _prune(
         manifest = snapshot_view(location.iceberg, manifest)
         partitions = []
     else:
-        partitions = partition_columns(
-            listing.paths,
-            time_zone=session.zone,
-            infer_types=view.partition_type_inference,
+        partitions = table_partitions(
+            listing, time_zone=session.zone, infer_types=view.partition_type_inference
         )
     hidden = {p.name.lower() for p in partitions}  # a partition column hides a data column
     # Indexed columns bind in the recorded type (it holds every indexed value);
@@ -377,13 +375,16 @@ def _top_level(columns: set[str], manifest: Manifest) -> tuple[str, ...]:
 def _keep_all(
     location: TableLocation, listing: Listing, where: Where, started: float, why: str
 ) -> PruneResult:
+    order = listing.in_order()
     return PruneResult(
-        files=location.user_paths(listing, listing.in_order()),
+        files=location.user_paths(listing, order),
         total=len(listing),
         predicate=_describe_where(where),
         bound="(not evaluated)",
         seconds=time.perf_counter() - started,
         warnings=[why],
+        # a table's logged partition values travel with its files (read() needs them)
+        partitions=[replace(p, values=p.values.take(order)) for p in logged_partitions(listing)],
     )
 
 

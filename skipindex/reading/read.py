@@ -10,13 +10,14 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
+from skipindex.reading.delta import delta_rows
 from skipindex.reading.folder import folder_frame
 from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
 from skipindex.spark.session import read_parquet_paths
 from skipindex.spark.settings import SparkView
 from skipindex.store import query_log
-from skipindex.store.delta import delta_arrow_schema
+from skipindex.store.delta import delta_spark_schema_json
 from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 
@@ -133,22 +134,25 @@ def kept_rows(
     then, and without ``whole`` this returns None there.
     """
     root = location.user_root
-    # A Delta folder holds files earlier commits removed: read only the snapshot's
-    # files (never the folder), typed as the Delta log types them.
-    delta = location.is_delta
+    if location.is_delta:
+        # A Delta folder holds files earlier commits removed: read only the snapshot's
+        # files (never the folder), typed and partitioned as the Delta log says.
+        values = pa.table({p.name: p.values for p in result.partitions})
+        schema = delta_spark_schema(location) if schema is None else schema
+        return delta_rows(spark, root, result.files, values, schema)
     if schema is None:
-        schema = delta_spark_schema(location) if delta else _schema(result)
+        schema = _schema(result)
     if not result.files:
         if schema is None:
             schema = spark.read.option("basePath", root).parquet(root).schema
         return spark.createDataFrame([], schema)
     reader = spark.read.option("basePath", root)
-    if row_groups and schema is not None and not delta:
+    if row_groups and schema is not None:
         by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)
         if by_groups is not None:
             return by_groups
     untyped = any(p.type is None for p in result.partitions)
-    listing_is_safe = not (delta or result.not_parquet or result.swapping)
+    listing_is_safe = not (result.not_parquet or result.swapping)
     if (result.kept > FOLDER_SHARE * result.total or untyped) and listing_is_safe:
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
@@ -185,11 +189,11 @@ def _read_by_row_groups(
 
 
 def delta_spark_schema(location: TableLocation) -> Any:
-    from pyspark.sql.pandas.types import from_arrow_schema
+    """A Delta table's Spark schema: its log holds it as Spark's own JSON."""
+    from pyspark.sql.types import StructType
 
-    return from_arrow_schema(
-        delta_arrow_schema(location.uri, location.user_root, dict(location.options))
-    )
+    text = delta_spark_schema_json(location.uri, location.user_root, dict(location.options))
+    return StructType.fromJson(json.loads(text))
 
 
 def _schema(result: PruneResult) -> Any:

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from skipindex.errors import SkipIndexError
+from skipindex.reading.delta import delta_rows
 from skipindex.reading.read import delta_spark_schema
-from skipindex.spark.session import read_parquet_paths
 from skipindex.sql.derive import Catalog, Parsed
 from skipindex.sql.references import TableKey
 from skipindex.store.delta import delta_version
@@ -95,12 +95,12 @@ def _path_sql(path: str) -> str:
 def _delta_frame(spark: Any, location: TableLocation) -> Any:
     """Every file of the Delta table's current snapshot, typed as its log says."""
     listing = location.list_table()
+    order = listing.in_order()
+    values = listing.partition_values
+    assert values is not None  # a Delta listing carries its logged partition values
+    paths = location.user_paths(listing, order)
     schema = delta_spark_schema(location)
-    paths = location.user_paths(listing, listing.in_order())
-    if not paths:
-        return spark.createDataFrame([], schema)
-    reader = spark.read.option("basePath", location.user_root).schema(schema)
-    return read_parquet_paths(spark, reader, paths)
+    return delta_rows(spark, location.user_root, paths, values.take(order), schema)
 
 
 def registration(spark: Any, name: str, case_sensitive: bool) -> Registration | None:

@@ -9,11 +9,17 @@ read, rows that are no longer in the table. The data files are the snapshot's
   ``spark.read.parquet`` of that file returns;
 * column mapping: Parquet column names are not the table's column names;
 * files outside the table root (shallow clones).
+
+The log is the truth about a file's partition values too: each *add* action
+carries them as text, cast to the schema's type (an empty text is NULL), and
+its path is a URI (``%20`` for a space), never a folder name to infer from.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import unquote
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -22,8 +28,11 @@ from skipindex.errors import NotATableError, UnsupportedTableError
 
 __all__ = [
     "DELTA_LOG",
+    "DeltaFiles",
     "delta_arrow_schema",
     "delta_files",
+    "delta_partition_names",
+    "delta_spark_schema_json",
     "delta_table",
     "delta_version",
     "is_delta",
@@ -36,8 +45,18 @@ def is_delta(fs: Any, root: str) -> bool:
     return bool(fs.get_file_info(f"{root}/{DELTA_LOG}").type == pafs.FileType.Directory)
 
 
-def delta_files(uri: str, user_root: str, options: dict[str, str]) -> list[tuple[str, int, int]]:
-    """(path relative to the root, size, modification time in ms) of every active file."""
+@dataclass(frozen=True)
+class DeltaFiles:
+    """The active files of a snapshot: (path relative to the root, decoded; size;
+    modification time in ms) each, and their partition values as the log types
+    them (one column per partition column, one row per file, in the same order)."""
+
+    files: list[tuple[str, int, int]]
+    partition_values: pa.Table
+
+
+def delta_files(uri: str, user_root: str, options: dict[str, str]) -> DeltaFiles:
+    """Every active file of the current snapshot, with its partition values."""
     table = _open(uri, user_root, options)
     mapping = table.metadata().configuration.get("delta.columnMapping.mode", "none")
     if mapping not in (None, "", "none"):
@@ -45,9 +64,10 @@ def delta_files(uri: str, user_root: str, options: dict[str, str]) -> list[tuple
             f"{user_root} is a Delta table with column mapping (mode {mapping!r}): its Parquet "
             "columns are not named as the table's, so skipindex cannot index it"
         )
-    adds = pa.table(table.get_add_actions(flatten=True))
+    adds = pa.table(table.get_add_actions(flatten=False))
     _refuse_deletion_vectors(table, adds, user_root)
-    paths = adds.column("path").to_pylist()
+    # The log holds each path as a URI: "a%20b" names the folder "a b".
+    paths = [unquote(p) for p in adds.column("path").to_pylist()]
     outside = [p for p in paths if "://" in p or p.startswith("/")]
     if outside:
         raise UnsupportedTableError(
@@ -56,7 +76,25 @@ def delta_files(uri: str, user_root: str, options: dict[str, str]) -> list[tuple
         )
     sizes = adds.column("size_bytes").to_pylist()
     times = adds.column("modification_time").cast(pa.int64()).to_pylist()
-    return list(zip(paths, sizes, times, strict=True))
+    return DeltaFiles(
+        list(zip(paths, sizes, times, strict=True)),
+        _partition_values(adds, list(table.metadata().partition_columns)),
+    )
+
+
+def _partition_values(adds: pa.Table, names: list[str]) -> pa.Table:
+    """The typed partition values of every add action, as columns named like the
+    table's partition columns (deltalake casts the log's text to the schema's types)."""
+    if not names or "partition" not in adds.column_names:
+        return pa.table({name: pa.nulls(len(adds)) for name in names})
+    struct = adds.column("partition").combine_chunks()
+    fields = {struct.type.field(i).name: i for i in range(struct.type.num_fields)}
+    return pa.table({name: struct.field(fields[name]) for name in names})
+
+
+def delta_partition_names(uri: str, user_root: str, options: dict[str, str]) -> list[str]:
+    """The table's partition columns, as its log names them."""
+    return list(_open(uri, user_root, options).metadata().partition_columns)
 
 
 def _refuse_deletion_vectors(table: Any, adds: pa.Table, user_root: str) -> None:
@@ -97,6 +135,11 @@ def _delta_options(options: dict[str, str]) -> dict[str, str]:
 def delta_arrow_schema(uri: str, user_root: str, options: dict[str, str]) -> pa.Schema:
     """The table's schema as the Delta log states it (partition columns typed)."""
     return pa.schema(_open(uri, user_root, options).schema().to_arrow())
+
+
+def delta_spark_schema_json(uri: str, user_root: str, options: dict[str, str]) -> str:
+    """The table's schema as its log holds it: Spark's own StructType JSON."""
+    return str(_open(uri, user_root, options).schema().to_json())
 
 
 def delta_version(uri: str, user_root: str, options: dict[str, str]) -> int:

@@ -45,24 +45,34 @@ class DataFile:
 class Listing:
     """The data files of a table in listing order (not sorted): paths relative to
     the table root, sizes in bytes and mtimes in ms; and the files left out because
-    their extension names another format (``notes.txt``: Spark would fail on them)."""
+    their extension names another format (``notes.txt``: Spark would fail on them).
+    ``partition_values`` holds each file's partition values where the table's own
+    metadata states them (a Delta log: one typed column per partition column, a
+    row per file); None for a folder, whose values Spark infers from its names."""
 
     paths: pa.StringArray
     sizes: np.ndarray
     mtimes_ms: np.ndarray
     not_parquet: list[str] = field(default_factory=list)
+    partition_values: pa.Table | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
 
     @classmethod
-    def of(cls, files: Iterable[DataFile], not_parquet: Iterable[str] = ()) -> Listing:
+    def of(
+        cls,
+        files: Iterable[DataFile],
+        not_parquet: Iterable[str] = (),
+        partition_values: pa.Table | None = None,
+    ) -> Listing:
         files = list(files)
         return cls(
             pa.array([f.path for f in files], pa.string()),
             np.array([f.size for f in files], dtype=np.int64),
             np.array([f.mtime_ms for f in files], dtype=np.int64),
             sorted(not_parquet),
+            partition_values,
         )
 
     def in_order(self, positions: np.ndarray | None = None) -> np.ndarray:
@@ -90,11 +100,13 @@ class Listing:
         """This listing less the files at ``paths``."""
         gone = pc.is_in(self.paths, value_set=pa.array(list(paths), pa.string()))
         keep = ~np.asarray(gone.to_numpy(zero_copy_only=False), dtype=bool)
+        values = self.partition_values
         return Listing(
             self.paths.filter(pa.array(keep)),
             self.sizes[keep],
             self.mtimes_ms[keep],
             self.not_parquet,
+            None if values is None else values.filter(pa.array(keep)),
         )
 
 

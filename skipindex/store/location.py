@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -22,7 +22,8 @@ from skipindex.errors import (
     NotATableError,
     UnsupportedTableError,
 )
-from skipindex.store.delta import delta_files, is_delta
+from skipindex.spark.partitions import partition_names
+from skipindex.store.delta import delta_files, delta_partition_names, is_delta
 from skipindex.store.iceberg import CatalogSpec, IcebergSource, is_iceberg_folder, open_iceberg
 from skipindex.store.iceberg import iceberg_files as _iceberg_files
 from skipindex.store.listing import DataFile, Listing, is_hidden, list_folder_tree
@@ -83,6 +84,17 @@ class TableLocation:
     def is_delta(self) -> bool:
         return is_delta(self.fs, self.root)
 
+    def partition_names(self, files: Sequence[DataFile]) -> list[str]:
+        """The table's partition columns read from paths or logs rather than from
+        data columns: a Delta table's as its log names them, a folder's from the
+        ``key=value`` folders of its first file in ``files`` (Spark refuses a folder
+        whose files disagree). An Iceberg table has none: its files hold every column."""
+        if self.iceberg is not None:
+            return []
+        if is_delta(self.fs, self.root):
+            return delta_partition_names(self.uri, self.user_root, dict(self.options))
+        return partition_names(files[0].path) if files else []
+
     def list_data_files(self) -> list[DataFile]:
         """Every file Spark would read, sorted by path; hidden files and folders
         (``_x``, ``.x``, but not ``key=value`` folders) are left out. For a Delta
@@ -105,8 +117,11 @@ class TableLocation:
             files, _ = _iceberg_files(self.iceberg, self.user_root)
             return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
         if is_delta(self.fs, self.root):
-            files = delta_files(self.uri, self.user_root, dict(self.options))
-            return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
+            snapshot = delta_files(self.uri, self.user_root, dict(self.options))
+            return Listing.of(
+                (DataFile(_contained(path), *rest) for path, *rest in snapshot.files),
+                partition_values=snapshot.partition_values,
+            )
         if is_iceberg_folder(self.fs, self.root):
             raise UnsupportedTableError(
                 f"{self.user_root} is an Iceberg table (its metadata/ folder says so): read as "
