@@ -88,7 +88,7 @@ def advise(
         as_is = choose(Simulation(sample, workload, specs, used), weights, **budgets)
         plan, layout, reason = as_is, None, "no layout simulated"
         tried: list[str] = []
-        partitioned = any("=" in f.path.rpartition("/")[0] for f in files)
+        partitioned = bool(location.partition_names(files))
         if partitioned and layouts_too:
             reason = "a partitioned table: layouts are not simulated yet (indexes only)"
         elif layouts_too and columns:
