@@ -25,6 +25,7 @@ import pyarrow.parquet as pq
 
 from skipindex.errors import InvalidSpecError
 from skipindex.layout.keys import PATH, fit
+from skipindex.spark.view import without_views
 from skipindex.store.location import DataFile, TableLocation
 
 __all__ = ["SampleTable", "distinct_share", "file_sample", "laid_out", "row_sample"]
@@ -88,7 +89,7 @@ def row_sample(
     parts = []
     for number in picked:
         with location.fs.open_input_file(f"{location.root}/{files[number].path}") as handle:
-            table = pq.read_table(handle, columns=list(columns))
+            table = without_views(pq.read_table(handle, columns=list(columns)))
         keep = generator.random(table.num_rows) < share
         table = table.filter(pa.array(keep))
         parts.append(table)
@@ -117,7 +118,7 @@ def laid_out(
     parts, places = [], []
     for number, data in enumerate(files):
         with location.fs.open_input_file(f"{location.root}/{data.path}") as handle:
-            table = pq.read_table(handle, columns=list(columns))
+            table = without_views(pq.read_table(handle, columns=list(columns)))
         keys = model.keys([table.column(c) for c in by], table.num_rows)
         output = model.outputs(np.zeros(table.num_rows, dtype=np.int64), keys, seed=number)
         mine = np.isin(output, wanted)

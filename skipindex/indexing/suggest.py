@@ -28,7 +28,7 @@ from skipindex.indexes.base import IndexSpec
 from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
-from skipindex.spark.view import open_file
+from skipindex.spark.view import open_file, without_views
 from skipindex.store.location import (
     CatalogSpec,
     DataFile,
@@ -114,7 +114,7 @@ def _sample(
                 continue
             present = {n.lower(): n for n in parquet.schema_arrow.names}
             names = [present[f.name.lower()] for f in fields if f.name.lower() in present]
-            group = parquet.read_row_group(0, columns=names)
+            group = without_views(parquet.read_row_group(0, columns=names))
         except (pa.ArrowException, OSError):
             continue  # unreadable: the build reports it
         for f in fields:

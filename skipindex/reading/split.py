@@ -18,7 +18,7 @@ from skipindex.reading.pages import PagedFile
 from skipindex.reading.row_groups import Split, in_files_of
 from skipindex.spark.int96 import spark_int96
 from skipindex.spark.settings import SparkView
-from skipindex.spark.view import file_schema, int96_columns, open_file, spark_columns
+from skipindex.spark.view import file_schema, int96_columns, open_file, spark_columns, without_views
 
 __all__ = ["read_split"]
 
@@ -100,7 +100,7 @@ def _group_values(
                 values[name] = column
     rest = [name for name in read if name not in values]
     if rest:
-        whole = parquet.read_row_group(group, columns=rest, use_threads=False)
+        whole = without_views(parquet.read_row_group(group, columns=rest, use_threads=False))
         taken = whole.take(pa.array(wanted))
         values.update((name, taken.column(name).combine_chunks()) for name in rest)
     return values

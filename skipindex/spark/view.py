@@ -46,17 +46,53 @@ __all__ = [
     "read_columns",
     "int96_columns",
     "spark_columns",
+    "without_views",
 ]
 
 
 def normalise_type(arrow_type: pa.DataType) -> pa.DataType:
-    """The type Spark gives a column pyarrow reads as ``arrow_type``."""
+    """The type Spark gives a column pyarrow reads as ``arrow_type``; a view type
+    (``string_view``, which parquet-rs, DataFusion and Polars store in a file's
+    Arrow schema) as its large twin, which every pyarrow kernel takes."""
     if pa.types.is_dictionary(arrow_type):
         return normalise_type(arrow_type.value_type)
     if pa.types.is_struct(arrow_type):
         children = (arrow_type.field(i) for i in range(arrow_type.num_fields))
         return pa.struct([f.with_type(normalise_type(f.type)) for f in children])
+    if pa.types.is_string_view(arrow_type):
+        return pa.large_string()
+    if pa.types.is_binary_view(arrow_type):
+        return pa.large_binary()
+    if pa.types.is_list_view(arrow_type) or pa.types.is_large_list_view(arrow_type):
+        return pa.large_list(
+            arrow_type.value_field.with_type(normalise_type(arrow_type.value_type))
+        )
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        item = arrow_type.value_field.with_type(normalise_type(arrow_type.value_type))
+        return pa.large_list(item) if pa.types.is_large_list(arrow_type) else pa.list_(item)
+    if pa.types.is_map(arrow_type):
+        key, item = arrow_type.key_field, arrow_type.item_field
+        return pa.map_(
+            key.with_type(normalise_type(key.type)), item.with_type(normalise_type(item.type))
+        )
     return arrow_type
+
+
+def without_views(table: pa.Table) -> pa.Table:
+    """``table`` with every view-typed column (at any depth) cast to its large
+    twin: pyarrow reads what a file's Arrow schema says, and ``take``, ``filter``,
+    sorting and ``is_in`` have no kernels for view types."""
+    wanted = [f.with_type(_without_view_types(f.type)) for f in table.schema]
+    if all(f.type == t.type for f, t in zip(table.schema, wanted, strict=True)):
+        return table
+    return table.cast(pa.schema(wanted, metadata=table.schema.metadata))
+
+
+def _without_view_types(arrow_type: pa.DataType) -> pa.DataType:
+    if pa.types.is_dictionary(arrow_type):
+        value = _without_view_types(arrow_type.value_type)
+        return pa.dictionary(arrow_type.index_type, value, arrow_type.ordered)
+    return normalise_type(arrow_type)
 
 
 def open_file(source: Any, filesystem: Any = None, **options: Any) -> pq.ParquetFile:

@@ -27,7 +27,7 @@ import pyarrow.compute as pc
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.spark.settings import SparkView
-from skipindex.spark.view import open_file, spark_columns
+from skipindex.spark.view import open_file, spark_columns, without_views
 from skipindex.sql.catalog import Source
 from skipindex.store import query_log
 from skipindex.store.cache import LIMIT, ColumnCache
@@ -144,7 +144,7 @@ def _values(
                 return None
             if picks[0] is None:
                 return []  # the file lacks the column: Spark reads NULLs
-            values = parquet.read(columns=[picks[0]]).column(0)
+            values = without_views(parquet.read(columns=[picks[0]])).column(0)
         except (OSError, ValueError, pa.ArrowException):
             return None
         _read.put(stamp, values)
