@@ -30,7 +30,7 @@ from skipindex.advise.plan import Advice, Estimate, IndexChoice
 from skipindex.advise.sample import distinct_share, file_sample, laid_out, row_sample
 from skipindex.advise.simulate import Simulation
 from skipindex.advise.workload import Query, from_log, from_texts, table_schema
-from skipindex.errors import InvalidSpecError
+from skipindex.errors import InvalidSpecError, UnsupportedTableError
 from skipindex.indexes.base import IndexSpec
 from skipindex.pruning.prune import prune
 from skipindex.store import query_log
@@ -71,6 +71,12 @@ def advise(
     """
     started = time.perf_counter()
     location = locate(path)
+    if location.is_delta and location.list_table().id_schema is not None:
+        raise UnsupportedTableError(
+            f"{location.user_root} is a Delta table with column mapping: the advisor reads "
+            "and simulates samples by column name, which its files do not use; choose "
+            "indexes by hand (suggest_indexes) or from `skipindex build` without --index"
+        )
     schema = table_schema(location)
     workload = _workload(queries, log, location, names, time_zone)
     used = {q.label: columns_of(q, schema) for q in workload}

@@ -42,7 +42,7 @@ from skipindex.store.location import (
     locate,
 )
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef, commit, load_latest
-from skipindex.store.schema import holds_every_value
+from skipindex.store.schema import field_id_schema, holds_every_value
 
 __all__ = [
     "BuildReport",
@@ -328,7 +328,7 @@ class _Job:
             build_id=attempt_id,
             view=self.view,
             first=self.first,
-            by_field_id=location.iceberg is not None,
+            by_field_id=field_id_schema(location) is not None,
         )
         written = self.runner.run(job, pack_bins(files, self.runner.parallelism))
         wider: dict[str, pa.DataType] = {}

@@ -18,7 +18,12 @@ import pyarrow as pa
 
 from skipindex._types import domain_of, spark_type_name
 from skipindex.column_paths import column_key, field_at, join_path, resolve_path, split_name
-from skipindex.errors import InvalidSpecError, UnknownColumnError, UnsupportedTypeError
+from skipindex.errors import (
+    InvalidSpecError,
+    UnknownColumnError,
+    UnsupportedTableError,
+    UnsupportedTypeError,
+)
 from skipindex.expressions.calls import is_expression_field
 from skipindex.expressions.indexed import define_expression, expression_field
 from skipindex.expressions.nodes import Call
@@ -28,7 +33,7 @@ from skipindex.indexes.base import IndexSpec
 from skipindex.indexing.expression_task import ExpressionType
 from skipindex.indexing.runners import Runner
 from skipindex.spark.settings import SparkView
-from skipindex.store.delta import delta_spark_schema_json
+from skipindex.store.delta import PHYSICAL_NAME, delta_spark_schema_json
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import IndexDef, Manifest, load_latest
 from skipindex.store.schema import table_types
@@ -246,6 +251,12 @@ def define_table(
     wanted = [c for spec in specs or () for c in spec_columns(spec)]
     schema, first = table_types(location, listing, current, wanted)
     partitions = location.partition_names(listing)
+    if any(s.expr is not None for s in specs or ()) and _mapped(location, schema):
+        raise UnsupportedTableError(
+            f"{location.user_root} is a Delta table with column mapping: expression indexes "
+            "are computed by Spark from the files' columns, which are named otherwise there; "
+            "index the columns themselves"
+        )
     definitions, next_id = define(current, specs, schema, partitions, view)
     spark_schema = read_schema = None
     typer: Typer | None = None
@@ -268,6 +279,13 @@ def define_table(
         next_id,
         spark_schema,
         read_schema,
+    )
+
+
+def _mapped(location: TableLocation, schema: pa.Schema) -> bool:
+    """Whether the table names its files' columns by a Delta column mapping."""
+    return location.iceberg is None and any(
+        f.metadata and PHYSICAL_NAME in f.metadata for f in schema
     )
 
 

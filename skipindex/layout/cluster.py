@@ -24,10 +24,10 @@ from typing import Any, Literal
 import pyarrow.fs as pafs
 
 from skipindex.errors import InvalidSpecError, UnsupportedTableError, VerificationError
-from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.layout import commit, job
 from skipindex.layout.keys import KeyModel, fit, packing
 from skipindex.layout.recover import recover, resolve_by
+from skipindex.layout.refusals import refuse_delta, refuse_iceberg
 from skipindex.spark.view import open_file
 from skipindex.store.cluster_plan import (
     PENDING,
@@ -39,7 +39,6 @@ from skipindex.store.cluster_plan import (
     save_plan,
 )
 from skipindex.store.location import DataFile, StorageOptions, TableLocation, TablePath, locate
-from skipindex.store.partitions import folders_misread
 from skipindex.store.vacuum import in_flight
 
 __all__ = ["ClusterReport", "cluster"]
@@ -106,12 +105,7 @@ def cluster(
     or a metadata.json) is refused: its layout changes only through a commit of
     Iceberg's own, which needs an Iceberg writer (``rewrite_data_files``).
     """
-    if catalog is not None or str(src).endswith(".metadata.json"):
-        raise UnsupportedTableError(
-            f"cluster cannot rewrite the Iceberg table {src}: its files change only through "
-            "an Iceberg commit, which needs an Iceberg writer (Spark's rewrite_data_files "
-            "procedure with a sort order); skipindex indexes the result with catalog="
-        )
+    refuse_iceberg(str(src), catalog is not None)
     started = time.perf_counter()
     if curve not in ("hilbert", "zorder", "linear"):
         raise InvalidSpecError(f"curve must be hilbert, zorder or linear, not {curve!r}")
@@ -160,21 +154,9 @@ def _target(
                 f"{location.user_root}: clustering in place needs atomic renames, which "
                 f"{type(location.fs).__name__} does not have; write to a new location (dst=...)"
             )
-        if location.is_delta:
-            raise UnsupportedTableError(
-                f"{location.user_root} is a Delta table: rewriting its files in place would "
-                "break its log; cluster it into a new location (dst=...), or use Delta's OPTIMIZE"
-            )
+        refuse_delta(location, in_place=True)
         return location
-    if location.is_delta:
-        listing = location.list_table()
-        misread = folders_misread(listing, time_zone=zone_named(default_time_zone()))
-        if misread is not None:
-            raise UnsupportedTableError(
-                f"cannot cluster Delta table {location.user_root} into a Parquet folder: "
-                f"{misread}, so the new table's values would change; use Delta's OPTIMIZE "
-                "ZORDER BY instead"
-            )
+    refuse_delta(location, in_place=False)
     target = locate(dst, options)
     if target.uri == location.uri:
         raise InvalidSpecError(

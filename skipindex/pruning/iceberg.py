@@ -46,7 +46,7 @@ from skipindex.store.iceberg import IcebergSource, field_ids, iceberg_arrow_sche
 from skipindex.store.location import Listing, TableLocation
 from skipindex.store.manifest import Manifest
 
-__all__ = ["planned", "snapshot_view"]
+__all__ = ["by_field_id", "planned", "snapshot_view"]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _HANDED_OVER = {Domain.INT, Domain.DECIMAL, Domain.STRING, Domain.DATE, Domain.TIMESTAMP,
@@ -57,7 +57,12 @@ def snapshot_view(source: IcebergSource, manifest: Manifest) -> Manifest:
     """``manifest`` as the snapshot sees the table: its schema the snapshot's (with
     the index's expression fields), its definitions renamed by field id, those on
     a dropped or retyped column left out."""
-    snapshot = iceberg_arrow_schema(source)
+    return by_field_id(iceberg_arrow_schema(source), manifest)
+
+
+def by_field_id(snapshot: pa.Schema, manifest: Manifest) -> Manifest:
+    """``manifest`` as a table whose files are read by field id sees it now
+    (``snapshot``: its schema, each field with its id): see :func:`snapshot_view`."""
     now = field_ids(snapshot)
     then = field_ids(manifest.arrow_schema)
     renamed = {join_path(path): join_path(now[i]) for i, path in then.items() if i in now}

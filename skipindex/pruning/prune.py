@@ -28,16 +28,16 @@ from skipindex.expressions.sql import expression_operand
 from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
-from skipindex.indexes.base import FileBatch
+from skipindex.pruning.batches import batch_key, cached_batch, new_batch, settle
 from skipindex.pruning.coverage import covered_files, listing_positions
+from skipindex.pruning.deleted_rows import DELETED, live_rows
 from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
-from skipindex.pruning.iceberg import planned, snapshot_view
+from skipindex.pruning.iceberg import by_field_id, planned, snapshot_view
 from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.row_groups import kept_rows
 from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
-from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import (
@@ -196,6 +196,8 @@ def _prune(
         manifest = snapshot_view(location.iceberg, manifest)
         partitions = []
     else:
+        if listing.id_schema is not None:  # Delta column mapping: renames keep the field id
+            manifest = by_field_id(listing.id_schema, manifest)
         partitions = table_partitions(
             listing, time_zone=session.zone, infer_types=view.partition_type_inference
         )
@@ -223,18 +225,18 @@ def _prune(
         and (d.expression is not None or split_name(d.column)[0].lower() not in hidden)
     ]
     # This prune's entries in the batch cache: none is evicted to make room for another.
-    in_use = {_batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
-    batches = {d.field: _cached_batch(location, manifest, d.field) for d in wanted}
+    in_use = {batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
+    batches = {d.field: cached_batch(location, manifest, d.field) for d in wanted}
     unread = [field for field, batch in batches.items() if batch is None]
     segments = read_segments(location, manifest, ["row_group_rows", *unread])
     covered, positions = covered_files(
-        segments, listing, _batch_key(location, manifest, "<listing>"), in_use
+        segments, listing, batch_key(location, manifest, "<listing>"), in_use
     )
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
     num_rows = segments.column("num_rows").to_numpy()
     for definition in wanted:
         kind = kind_for(definition, manifest.arrow_schema)
-        batch = batches[definition.field] or _new_batch(
+        batch = batches[definition.field] or new_batch(
             location, manifest, definition.field, segments, num_rows, in_use
         )
         indexes[definition.column].append(IndexColumn(kind, batch))
@@ -248,21 +250,22 @@ def _prune(
             notes.append(f"partition column {partition.name}: {partition.why}; might match")
             continue
         indexes[key].append(partition_index(partition, listed_at, num_rows))
+    evaluated = bound
+    if listing.deleted:  # rows deletion vectors removed: exact kinds keep live matches only
+        paths = segments.column("path").to_pylist()
+        found = live_rows(bound, listing.deleted, paths, num_rows)
+        if found is not None:
+            evaluated, deletions = found
+            indexes[DELETED.name].append(deletions)
     try:
-        evaluation: Evaluation = evaluate(bound, num_rows, indexes, session.row_level)
+        evaluation: Evaluation = evaluate(evaluated, num_rows, indexes, session.row_level)
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; rebuild it with "
             f"`skipindex drop {location.user_root} --all` and `skipindex build`"
         ) from exc
-    for definition in wanted:  # count what this prune decoded into the cached batches
-        cached_at = _batch_key(location, manifest, definition.field)
-        if (cached := batch_cache.get(cached_at)) is not None and not batch_cache.put(
-            cached_at, cached, protect=in_use
-        ):
-            cached.memo.clear()  # no room for what was decoded: keep the payloads at least
-            batch_cache.put(cached_at, cached, protect=in_use)
+    settle(location, manifest, (d.field for d in wanted), in_use)
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.
     noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))
@@ -304,38 +307,22 @@ def _prune(
         listed=listed,
         columns=_top_level(columns, manifest),
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
+        deleted=_deleted_of(location, listing, kept_in_order),
     )
 
 
-def _cached_batch(location: TableLocation, manifest: Manifest, field: str) -> FileBatch | None:
-    """One index column over every file, as an earlier prune decoded it: the
-    segments a manifest names never change, so neither do the bitmaps in them."""
-    batch = batch_cache.get(_batch_key(location, manifest, field))
-    return batch if isinstance(batch, FileBatch) else None
-
-
-def _new_batch(
-    location: TableLocation,
-    manifest: Manifest,
-    field: str,
-    segments: pa.Table,
-    num_rows: np.ndarray,
-    in_use: set[tuple[str, ...]],
-) -> FileBatch:
-    """One index column over every file, read from ``segments``; kept for later
-    prunes where the cache has room beside the other entries in use."""
-    payloads = segments.column(field).combine_chunks()
-    # What the cache has room for beyond the payloads may be kept decoded; where
-    # the batches of one prune decode more than that together, the re-count after
-    # evaluation drops what was decoded from those that no longer fit.
-    budget = max(batch_cache.max_bytes - int(payloads.nbytes), 0)
-    batch = FileBatch(num_rows, payloads, decode_budget=budget)
-    batch_cache.put(_batch_key(location, manifest, field), batch, protect=in_use)
-    return batch
-
-
-def _batch_key(location: TableLocation, manifest: Manifest, field: str) -> tuple[str, ...]:
-    return (location.uri, *(ref.path for ref in manifest.segments), field)
+def _deleted_of(
+    location: TableLocation, listing: Listing, kept: np.ndarray
+) -> dict[str, np.ndarray]:
+    """The deleted rows of the kept files that have any, by their full paths."""
+    if not listing.deleted:
+        return {}
+    relative = listing.path_list(kept)
+    return {
+        location.user_path(path): listing.deleted[path]
+        for path in relative
+        if path in listing.deleted
+    }
 
 
 def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:
@@ -385,6 +372,7 @@ def _keep_all(
         warnings=[why],
         # a table's logged partition values travel with its files (read() needs them)
         partitions=[replace(p, values=p.values.take(order)) for p in logged_partitions(listing)],
+        deleted=_deleted_of(location, listing, order),
     )
 
 

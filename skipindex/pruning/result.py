@@ -57,6 +57,9 @@ class PruneResult:
     # An Iceberg table: the files its own planning (partition values, column
     # metrics) keeps, before the index; None for other tables.
     iceberg_kept: int | None = None
+    # Kept file -> the rows its table format deleted without rewriting it (Delta
+    # deletion vectors, Iceberg position deletes): a reader leaves them out.
+    deleted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def kept(self) -> int:

@@ -17,11 +17,13 @@ cost.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal
 from functools import reduce
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,7 +31,7 @@ from skipindex.expressions.casts import str_to_date
 from skipindex.spark.partitions import HIVE_NULL, unescape
 from skipindex.spark.session import read_parquet_paths
 
-__all__ = ["delta_rows"]
+__all__ = ["delta_rows", "without_deleted"]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.([0-9]+))?")
@@ -37,17 +39,117 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _EPOCH = date(1970, 1, 1)
 
 
-def delta_rows(spark: Any, root: str, files: list[str], partitions: pa.Table, schema: Any) -> Any:
-    """The rows of ``files`` (user paths under ``root``), typed by ``schema`` (the
-    table's Spark schema from its log) with the partition columns' values taken
-    from ``partitions`` (one row per file, one column per partition column)."""
+def delta_rows(
+    spark: Any,
+    root: str,
+    files: list[str],
+    partitions: pa.Table,
+    schema: Any,
+    deleted: Mapping[str, np.ndarray] | None = None,
+    physical: Any = None,
+) -> Any:
+    """The live rows of ``files`` (user paths under ``root``), typed by ``schema``
+    (the table's Spark schema from its log) with the partition columns' values
+    taken from ``partitions`` (one row per file, one column per partition
+    column), less the rows ``deleted`` lists by file (its deletion vectors).
+    ``physical``: with column mapping, ``schema`` as the files name its columns
+    (see :func:`physical_schema`), read and then renamed."""
     schema = _nullable(schema)
     if not files:
         return spark.createDataFrame([], schema)
-    if not partitions.num_columns or _folders_agree(root, files, partitions, schema):
+    deleted = deleted or {}
+    if physical is None and (
+        not partitions.num_columns or _folders_agree(root, files, partitions, schema)
+    ):
         reader = spark.read.option("basePath", root).schema(schema)
-        return read_parquet_paths(spark, reader, files)
-    return _by_partition_values(spark, files, partitions, schema)
+        return without_deleted(spark, read_parquet_paths(spark, reader, files), files, deleted)
+    return _by_partition_values(spark, files, partitions, schema, deleted, physical)
+
+
+_MAPPING = ("delta.columnMapping.id", "delta.columnMapping.physicalName")
+
+
+def logical_schema(raw: Any) -> Any:
+    """A Delta log's schema (Spark's StructType) as readers show it: without the
+    column mapping's metadata (ids, physical names)."""
+    from pyspark.sql.types import StructType
+
+    def strip(field: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in field.get("metadata", {}).items() if k not in _MAPPING}
+        return {**field, "metadata": kept, "type": _walk(field["type"], strip)}
+
+    return StructType.fromJson(_walk(raw.jsonValue(), strip))
+
+
+def physical_schema(raw: Any) -> Any:
+    """A column-mapped table's schema as its files name the columns (each field,
+    at any depth, by its physical name), field for field as ``raw``; None where
+    no field has a physical name."""
+    from pyspark.sql.types import StructType
+
+    named = [False]
+
+    def rename(field: dict[str, Any]) -> dict[str, Any]:
+        metadata = field.get("metadata", {})
+        name = metadata.get(_MAPPING[1], field["name"])
+        named[0] |= _MAPPING[1] in metadata
+        kept = {k: v for k, v in metadata.items() if k not in _MAPPING}
+        return {**field, "name": name, "metadata": kept, "type": _walk(field["type"], rename)}
+
+    renamed = StructType.fromJson(_walk(raw.jsonValue(), rename))
+    return renamed if named[0] else None
+
+
+def _walk(data_type: Any, edit: Any) -> Any:
+    """A Spark type's JSON with ``edit`` applied to every struct field in it."""
+    if not isinstance(data_type, dict):
+        return data_type
+    kind = data_type.get("type")
+    if kind == "struct":
+        return {**data_type, "fields": [edit(f) for f in data_type["fields"]]}
+    if kind == "array":
+        return {**data_type, "elementType": _walk(data_type["elementType"], edit)}
+    if kind == "map":
+        key, value = data_type["keyType"], data_type["valueType"]
+        return {**data_type, "keyType": _walk(key, edit), "valueType": _walk(value, edit)}
+    return data_type
+
+
+def without_deleted(
+    spark: Any, scan: Any, files: list[str], deleted: Mapping[str, np.ndarray]
+) -> Any:
+    """``scan`` (a Parquet scan of ``files``) less each file's ``deleted`` rows: its
+    rows carry their file and position (``_metadata``), and a broadcast anti-join
+    on both leaves the deleted ones out."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    mine = [(path, deleted[path]) for path in files if path in deleted and len(deleted[path])]
+    if not mine:
+        return scan
+    gone = pa.table(
+        {
+            _PATH: pa.array(
+                np.repeat([_plain(p) for p, _ in mine], [len(r) for _, r in mine]), pa.string()
+            ),
+            _ROW: pa.array(np.concatenate([r for _, r in mine]).astype(np.int64)),
+        }
+    )
+    # Spark names a file by its URI (file:/a%20b/x%25.parquet): decoded, without the
+    # scheme, as the paths above are ('+' kept: url_decode would make it a space).
+    spelled = F.regexp_replace(F.col("_metadata.file_path"), _SCHEME, "")
+    path = F.url_decode(F.regexp_replace(spelled, r"\+", "%2B"))
+    marked = scan.select("*", path.alias(_PATH), F.col("_metadata.row_index").alias(_ROW))
+    live = marked.join(F.broadcast(spark.createDataFrame(gone)), [_PATH, _ROW], "left_anti")
+    return live.drop(_PATH, _ROW)
+
+
+_PATH, _ROW = "__skipindex_file", "__skipindex_row"
+_SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?"
+
+
+def _plain(path: str) -> str:
+    """A user path without its scheme, as the deleted rows are matched."""
+    return re.sub(_SCHEME, "", path)
 
 
 def _nullable(schema: Any) -> Any:
@@ -57,31 +159,48 @@ def _nullable(schema: Any) -> Any:
     return StructType([StructField(f.name, f.dataType, True, f.metadata) for f in schema.fields])
 
 
-def _by_partition_values(spark: Any, files: list[str], partitions: pa.Table, schema: Any) -> Any:
-    """Files grouped by their partition values, each group's values as literals."""
+def _by_partition_values(
+    spark: Any,
+    files: list[str],
+    partitions: pa.Table,
+    schema: Any,
+    deleted: Mapping[str, np.ndarray],
+    physical: Any,
+) -> Any:
+    """Files grouped by their partition values, each group's values as literals
+    (and, with column mapping, each column read by its physical name)."""
     from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import StructType
 
     names = {n.lower() for n in partitions.column_names}
-    data = StructType([f for f in schema.fields if f.name.lower() not in names])
-    groups = (
-        partitions.append_column("__file", pa.array(range(len(files)), pa.int64()))
-        .group_by(partitions.column_names, use_threads=False)
-        .aggregate([("__file", "list")])
-    )
+    spelled = physical.fields if physical is not None else schema.fields
+    pairs = list(zip(schema.fields, spelled, strict=True))
+    data = StructType([read for field, read in pairs if field.name.lower() not in names])
     column_of = {n.lower(): n for n in partitions.column_names}
+    indexed = partitions.append_column("__file", pa.array(range(len(files)), pa.int64()))
+    if partitions.num_columns:
+        groups = indexed.group_by(partitions.column_names, use_threads=False).aggregate(
+            [("__file", "list")]
+        )
+    else:
+        groups = pa.table({"__file_list": [list(range(len(files)))]})
     frames = []
     for group in groups.to_pylist():
         paths = [files[i] for i in group["__file_list"]]
         scan = read_parquet_paths(spark, spark.read.schema(data), paths)
+        scan = without_deleted(spark, scan, paths, deleted)
         columns = [
-            _literal(F, group[column_of[f.name.lower()]], f.dataType).alias(f.name)
-            if f.name.lower() in names
-            else F.col("`" + f.name.replace("`", "``") + "`")
-            for f in schema.fields
+            _literal(F, group[column_of[field.name.lower()]], field.dataType).alias(field.name)
+            if field.name.lower() in names
+            else _quoted(F, read.name).cast(field.dataType).alias(field.name)
+            for field, read in pairs
         ]
         frames.append(scan.select(*columns))
     return reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def _quoted(F: Any, name: str) -> Any:  # noqa: N803
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def _literal(F: Any, value: Any, spark_type: Any) -> Any:  # noqa: N803

@@ -10,7 +10,7 @@ from typing import Any
 import pyarrow as pa
 
 from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
-from skipindex.reading.delta import delta_rows
+from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.folder import folder_frame
 from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
@@ -138,8 +138,10 @@ def kept_rows(
         # A Delta folder holds files earlier commits removed: read only the snapshot's
         # files (never the folder), typed and partitioned as the Delta log says.
         values = pa.table({p.name: p.values for p in result.partitions})
-        schema = delta_spark_schema(location) if schema is None else schema
-        return delta_rows(spark, root, result.files, values, schema)
+        raw = delta_spark_schema(location, raw=True)
+        schema = logical_schema(raw) if schema is None else schema
+        physical = physical_schema(raw)
+        return delta_rows(spark, root, result.files, values, schema, result.deleted, physical)
     if schema is None:
         schema = _schema(result)
     if not result.files:
@@ -188,12 +190,14 @@ def _read_by_row_groups(
     return frame
 
 
-def delta_spark_schema(location: TableLocation) -> Any:
-    """A Delta table's Spark schema: its log holds it as Spark's own JSON."""
+def delta_spark_schema(location: TableLocation, *, raw: bool = False) -> Any:
+    """A Delta table's Spark schema: its log holds it as Spark's own JSON (``raw``:
+    with the column mapping's ids and physical names, else as readers show it)."""
     from pyspark.sql.types import StructType
 
     text = delta_spark_schema_json(location.uri, location.user_root, dict(location.options))
-    return StructType.fromJson(json.loads(text))
+    schema = StructType.fromJson(json.loads(text))
+    return schema if raw else logical_schema(schema)
 
 
 def _schema(result: PruneResult) -> Any:

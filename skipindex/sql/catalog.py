@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skipindex.errors import SkipIndexError
-from skipindex.reading.delta import delta_rows
+from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.read import delta_spark_schema
 from skipindex.sql.derive import Catalog, Parsed
 from skipindex.sql.references import TableKey
@@ -99,8 +99,17 @@ def _delta_frame(spark: Any, location: TableLocation) -> Any:
     values = listing.partition_values
     assert values is not None  # a Delta listing carries its logged partition values
     paths = location.user_paths(listing, order)
-    schema = delta_spark_schema(location)
-    return delta_rows(spark, location.user_root, paths, values.take(order), schema)
+    raw = delta_spark_schema(location, raw=True)
+    deleted = {location.user_path(p): rows for p, rows in listing.deleted.items()}
+    return delta_rows(
+        spark,
+        location.user_root,
+        paths,
+        values.take(order),
+        logical_schema(raw),
+        deleted,
+        physical_schema(raw),
+    )
 
 
 def registration(spark: Any, name: str, case_sensitive: bool) -> Registration | None:

@@ -31,6 +31,7 @@ from skipindex.spark.view import open_file, spark_columns, without_views
 from skipindex.sql.catalog import Source
 from skipindex.store import query_log
 from skipindex.store.cache import LIMIT, ColumnCache
+from skipindex.store.delta import delta_id_schema
 
 __all__ = ["LOCAL_BYTES", "Found", "local_keys"]
 
@@ -84,6 +85,10 @@ def local_keys(
     if target is None or any(_same_name(p.name, column, view) for p in result.partitions):
         return None
     location = source.location
+    if location.is_delta and delta_id_schema(
+        location.uri, location.user_root, dict(location.options)
+    ):
+        return None  # column mapping: the files name the key otherwise; Spark reads it
     prefix = len(location.user_root) + 1
     paths = [location.fs_path(file[prefix:]) for file in result.files]
     try:

@@ -3,16 +3,23 @@
 A Delta table's folder also holds files that earlier commits removed (until
 Delta's own VACUUM), so listing the folder would index, and ``read()`` would
 read, rows that are no longer in the table. The data files are the snapshot's
-*add* actions instead. What skipindex cannot represent is refused, never pruned:
-
-* deletion vectors: a file's rows minus the deleted ones is not what
-  ``spark.read.parquet`` of that file returns;
-* column mapping: Parquet column names are not the table's column names;
-* files outside the table root (shallow clones).
+*add* actions instead.
 
 The log is the truth about a file's partition values too: each *add* action
 carries them as text, cast to the schema's type (an empty text is NULL), and
 its path is a URI (``%20`` for a space), never a folder name to infer from.
+
+Deletion vectors mark rows of a file deleted while the file stays as it was:
+the index covers every row of it (a deleted row only makes prune keep more),
+and the deleted positions travel with the listing, so that prune can keep
+exactly the files holding a live match and reads leave the deleted rows out.
+
+Column mapping (``name`` or ``id`` mode) names a file's columns physically
+(``col-<uuid>``, with Parquet field ids): the table's schema, with each field's
+id and physical name, is what columns are found by (:func:`delta_id_schema`),
+so a column renamed or dropped after a build resolves as Delta resolves it.
+
+Refused, never pruned: files outside the table root (shallow clones).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
@@ -28,9 +36,12 @@ from skipindex.errors import NotATableError, UnsupportedTableError
 
 __all__ = [
     "DELTA_LOG",
+    "COLUMN_ID",
+    "PHYSICAL_NAME",
     "DeltaFiles",
     "delta_arrow_schema",
     "delta_files",
+    "delta_id_schema",
     "delta_partition_names",
     "delta_spark_schema_json",
     "delta_table",
@@ -39,6 +50,9 @@ __all__ = [
 ]
 
 DELTA_LOG = "_delta_log"
+COLUMN_ID = b"delta.columnMapping.id"
+PHYSICAL_NAME = b"delta.columnMapping.physicalName"
+FIELD_ID = b"PARQUET:field_id"  # how Parquet (and Arrow's reader) carry a field id
 
 
 def is_delta(fs: Any, root: str) -> bool:
@@ -53,19 +67,16 @@ class DeltaFiles:
 
     files: list[tuple[str, int, int]]
     partition_values: pa.Table
+    # Rows deletion vectors delete, by path: sorted positions (0-based, row-group order).
+    deleted: dict[str, np.ndarray]
+    # With column mapping: the schema, each field with its id (see delta_id_schema).
+    id_schema: pa.Schema | None = None
 
 
 def delta_files(uri: str, user_root: str, options: dict[str, str]) -> DeltaFiles:
     """Every active file of the current snapshot, with its partition values."""
     table = _open(uri, user_root, options)
-    mapping = table.metadata().configuration.get("delta.columnMapping.mode", "none")
-    if mapping not in (None, "", "none"):
-        raise UnsupportedTableError(
-            f"{user_root} is a Delta table with column mapping (mode {mapping!r}): its Parquet "
-            "columns are not named as the table's, so skipindex cannot index it"
-        )
     adds = pa.table(table.get_add_actions(flatten=False))
-    _refuse_deletion_vectors(table, adds, user_root)
     # The log holds each path as a URI: "a%20b" names the folder "a b".
     paths = [unquote(p) for p in adds.column("path").to_pylist()]
     outside = [p for p in paths if "://" in p or p.startswith("/")]
@@ -79,6 +90,8 @@ def delta_files(uri: str, user_root: str, options: dict[str, str]) -> DeltaFiles
     return DeltaFiles(
         list(zip(paths, sizes, times, strict=True)),
         _partition_values(adds, list(table.metadata().partition_columns)),
+        _deleted_rows(table),
+        _id_schema(table),
     )
 
 
@@ -92,27 +105,57 @@ def _partition_values(adds: pa.Table, names: list[str]) -> pa.Table:
     return pa.table({name: struct.field(fields[name]) for name in names})
 
 
+def delta_id_schema(uri: str, user_root: str, options: dict[str, str]) -> pa.Schema | None:
+    """A column-mapped table's schema: logical names, each field (nested ones too)
+    with its column mapping id as its Parquet field id and its physical name; None
+    for a table without column mapping (its files name columns as it does)."""
+    return _id_schema(_open(uri, user_root, options))
+
+
+def _id_schema(table: Any) -> pa.Schema | None:
+    if table.metadata().configuration.get("delta.columnMapping.mode") in (None, "", "none"):
+        return None
+    return pa.schema([_with_field_id(f) for f in pa.schema(table.schema().to_arrow())])
+
+
+def _with_field_id(field: pa.Field) -> pa.Field:
+    metadata = dict(field.metadata or {})
+    found = metadata.get(COLUMN_ID)
+    if found is not None:
+        metadata[FIELD_ID] = found
+    arrow_type = field.type
+    if pa.types.is_struct(arrow_type):
+        children = (arrow_type.field(i) for i in range(arrow_type.num_fields))
+        arrow_type = pa.struct([_with_field_id(child) for child in children])
+    return pa.field(field.name, arrow_type, field.nullable, metadata or None)
+
+
 def delta_partition_names(uri: str, user_root: str, options: dict[str, str]) -> list[str]:
     """The table's partition columns, as its log names them."""
     return list(_open(uri, user_root, options).metadata().partition_columns)
 
 
-def _refuse_deletion_vectors(table: Any, adds: pa.Table, user_root: str) -> None:
+def _deleted_rows(table: Any) -> dict[str, np.ndarray]:
+    """The positions each file's deletion vector deletes, by path relative to the
+    root (deltalake names a file by the table's URI and the log's encoded path)."""
     if "deletionVectors" not in (table.protocol().reader_features or []):
-        return
-    columns = [n for n in adds.column_names if n.lower().startswith("deletionvector")]
-    if columns:  # the snapshot says which files carry one
-        carrying = max(len(adds) - adds.column(n).null_count for n in columns)
-        if carrying == 0:
-            return
-        which = f"on {carrying} files"
-    else:  # enabled, and nothing says which files carry one: assume any may
-        which = "enabled (and the log reader does not say which files carry them)"
-    raise UnsupportedTableError(
-        f"Delta table {user_root} has deletion vectors {which}: reading its files as Parquet "
-        "would return deleted rows, so skipindex refuses it; purge them first "
-        "(REORG TABLE ... APPLY (PURGE)) and disable the feature"
-    )
+        return {}
+    vectors = pa.table(table.deletion_vectors())
+    if not len(vectors):
+        return {}
+    masks = vectors.column("selection_vector").combine_chunks()  # True: the row is kept
+    kept = np.asarray(masks.flatten().to_numpy(zero_copy_only=False), dtype=bool)
+    offsets = np.asarray(masks.offsets.to_numpy(), dtype=np.int64)
+    gone = np.flatnonzero(~kept)
+    owner = np.searchsorted(offsets, gone, side="right") - 1
+    rows = gone - offsets[owner]
+    bounds = np.searchsorted(owner, np.arange(len(vectors) + 1))
+    prefix = str(table.table_uri).rstrip("/") + "/"
+    deleted = {}
+    for at, uri in enumerate(vectors.column("filepath").to_pylist()):
+        path = unquote(uri.removeprefix(prefix)) if uri.startswith(prefix) else unquote(uri)
+        deleted[path] = rows[bounds[at] : bounds[at + 1]]
+    return deleted
 
 
 _DELTA_OPTION_NAMES = {

@@ -244,16 +244,57 @@ ABSENT = "\x00not in this file"  # a column name no file has
 def spelled_by_field_id(
     file_schema: pa.Schema, table_schema: pa.Schema, keys: list[tuple[str, ...]]
 ) -> dict[tuple[str, ...], tuple[str, ...]]:
-    """Each table column path (``keys``) as this file spells it, found by Iceberg
-    field id (a column renamed since the file was written keeps its id); a path
-    whose id the file lacks becomes one no file has, so it reads as NULLs."""
+    """Each table column path (``keys``) as this file spells it, found by field id
+    (a column renamed since the file was written keeps its id), else, in a file
+    without ids, by the physical name a Delta table's column mapping gives it; a
+    path found neither way becomes one no file has, so it reads as NULLs."""
     in_file = field_ids(file_schema)
     in_table = {path: i for i, path in field_ids(table_schema).items()}
+    physical = _physical_paths(table_schema)
+    named = _paths(file_schema)
     out: dict[tuple[str, ...], tuple[str, ...]] = {}
     for key in keys:
         found = in_table.get(key)
-        out[key] = in_file.get(found, (ABSENT,)) if found is not None else (ABSENT,)
+        spelled = in_file.get(found) if found is not None else None
+        if spelled is None and not in_file and physical.get(key) in named:
+            spelled = physical[key]
+        out[key] = spelled or (ABSENT,)
     return out
+
+
+_PHYSICAL_NAME = b"delta.columnMapping.physicalName"
+
+
+def _physical_paths(schema: pa.Schema) -> dict[tuple[str, ...], tuple[str, ...]]:
+    """Logical path -> physical path, for fields a column mapping names."""
+    out: dict[tuple[str, ...], tuple[str, ...]] = {}
+    stack: list[tuple[tuple[str, ...], tuple[str, ...], pa.Field]] = [
+        ((f.name,), (_physical(f),), f) for f in schema
+    ]
+    while stack:
+        path, spelled, field = stack.pop()
+        out[path] = spelled
+        if pa.types.is_struct(field.type):
+            children = (field.type.field(i) for i in range(field.type.num_fields))
+            stack.extend(((*path, c.name), (*spelled, _physical(c)), c) for c in children)
+    return out
+
+
+def _physical(field: pa.Field) -> str:
+    found = (field.metadata or {}).get(_PHYSICAL_NAME)
+    return found.decode() if found is not None else str(field.name)
+
+
+def _paths(schema: pa.Schema) -> set[tuple[str, ...]]:
+    found = set()
+    stack: list[tuple[tuple[str, ...], pa.Field]] = [((f.name,), f) for f in schema]
+    while stack:
+        path, field = stack.pop()
+        found.add(path)
+        if pa.types.is_struct(field.type):
+            children = (field.type.field(i) for i in range(field.type.num_fields))
+            stack.extend(((*path, child.name), child) for child in children)
+    return found
 
 
 def plain_path(path: str) -> str:

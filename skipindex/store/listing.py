@@ -12,7 +12,7 @@ for files in order, and then only the files it asks for.
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from stat import S_ISDIR, S_ISREG
 from typing import Any
@@ -48,13 +48,19 @@ class Listing:
     their extension names another format (``notes.txt``: Spark would fail on them).
     ``partition_values`` holds each file's partition values where the table's own
     metadata states them (a Delta log: one typed column per partition column, a
-    row per file); None for a folder, whose values Spark infers from its names."""
+    row per file); None for a folder, whose values Spark infers from its names.
+    ``deleted``: the rows a table format deleted from files it did not rewrite
+    (Delta deletion vectors, Iceberg position deletes), sorted positions by path.
+    ``id_schema``: where files are read by field id (a Delta table with column
+    mapping), the table's schema with the ids."""
 
     paths: pa.StringArray
     sizes: np.ndarray
     mtimes_ms: np.ndarray
     not_parquet: list[str] = field(default_factory=list)
     partition_values: pa.Table | None = None
+    deleted: Mapping[str, np.ndarray] = field(default_factory=dict)
+    id_schema: pa.Schema | None = None
 
     def __len__(self) -> int:
         return len(self.paths)
@@ -65,6 +71,8 @@ class Listing:
         files: Iterable[DataFile],
         not_parquet: Iterable[str] = (),
         partition_values: pa.Table | None = None,
+        deleted: Mapping[str, np.ndarray] | None = None,
+        id_schema: pa.Schema | None = None,
     ) -> Listing:
         files = list(files)
         return cls(
@@ -73,6 +81,8 @@ class Listing:
             np.array([f.mtime_ms for f in files], dtype=np.int64),
             sorted(not_parquet),
             partition_values,
+            dict(deleted or {}),
+            id_schema,
         )
 
     def in_order(self, positions: np.ndarray | None = None) -> np.ndarray:
@@ -107,6 +117,8 @@ class Listing:
             self.mtimes_ms[keep],
             self.not_parquet,
             None if values is None else values.filter(pa.array(keep)),
+            {p: rows for p, rows in self.deleted.items() if p not in set(paths)},
+            self.id_schema,
         )
 
 

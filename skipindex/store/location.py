@@ -121,6 +121,8 @@ class TableLocation:
             return Listing.of(
                 (DataFile(_contained(path), *rest) for path, *rest in snapshot.files),
                 partition_values=snapshot.partition_values,
+                deleted=snapshot.deleted,
+                id_schema=snapshot.id_schema,
             )
         if is_iceberg_folder(self.fs, self.root):
             raise UnsupportedTableError(

@@ -24,11 +24,18 @@ from skipindex.column_paths import split_name
 from skipindex.expressions.calls import is_expression_field
 from skipindex.spark.view import file_schema, open_file
 from skipindex.spark.widening import spark_type
+from skipindex.store.delta import delta_id_schema
 from skipindex.store.iceberg import iceberg_arrow_schema
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import Manifest
 
-__all__ = ["SPARK_TYPES_KEY", "holds_every_value", "table_schema", "table_types"]
+__all__ = [
+    "SPARK_TYPES_KEY",
+    "field_id_schema",
+    "holds_every_value",
+    "table_schema",
+    "table_types",
+]
 
 MAX_FOOTERS = 1000  # how far to look for a requested column before calling it unknown
 SPARK_TYPES_KEY = b"skipindex.types"
@@ -46,6 +53,17 @@ def table_schema(
     return table_types(location, listing, current, wanted)[0]
 
 
+def field_id_schema(location: TableLocation) -> pa.Schema | None:
+    """The schema of a table whose files are read by field id, each field carrying
+    its id: an Iceberg snapshot's, or a Delta table's with column mapping (a
+    renamed column keeps its id); None for a table read by column names."""
+    if location.iceberg is not None:
+        return iceberg_arrow_schema(location.iceberg)
+    if location.is_delta:
+        return delta_id_schema(location.uri, location.user_root, dict(location.options))
+    return None
+
+
 def table_types(
     location: TableLocation,
     listing: Sequence[DataFile],
@@ -53,11 +71,12 @@ def table_types(
     wanted: Sequence[str],
 ) -> tuple[pa.Schema, pa.Schema]:
     """:func:`table_schema`, and the types of the first readable file (Spark's
-    schema without ``mergeSchema``). An Iceberg table's schema is its snapshot's
-    (each field with its field id), which every file is read in."""
-    if location.iceberg is not None:
+    schema without ``mergeSchema``). An Iceberg table's schema is its snapshot's,
+    a column-mapped Delta table's its log's (each field with its field id), which
+    every file is read in."""
+    snapshot = field_id_schema(location)
+    if snapshot is not None:
         kept = [f for f in (current.arrow_schema if current else []) if is_expression_field(f)]
-        snapshot = iceberg_arrow_schema(location.iceberg)
         marked = pa.schema([*snapshot, *kept], metadata={SPARK_TYPES_KEY: SPARK_TYPES})
         return marked, snapshot
     fields: dict[str, pa.Field] = {}

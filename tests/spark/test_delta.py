@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pytest
 from deltalake import DeltaTable, write_deltalake
 
 import skipindex as si
@@ -73,7 +72,9 @@ def _edit_log(root: Path, edit: object) -> None:
     log.write_text("\n".join(json.dumps(a) for a in actions) + "\n")
 
 
-def test_deletion_vectors_are_refused_clearly(tmp_path):
+def test_deletion_vectors_enabled_with_none_written_read_as_before(spark, tmp_path):
+    """The feature on (as Databricks sets it for new tables) and no vector yet:
+    nothing is deleted, nothing refused."""
     root = tmp_path / "dv"
     write_deltalake(str(root), _batch(0))
 
@@ -87,31 +88,5 @@ def test_deletion_vectors_are_refused_clearly(tmp_path):
             }
 
     _edit_log(root, enable)
-    with pytest.raises(si.UnsupportedTableError, match="deletion vectors"):
-        si.prune(root, "id = 1")
-    with pytest.raises(si.UnsupportedTableError, match="REORG TABLE"):
-        si.describe(root)
-
-
-def test_column_mapping_is_refused_clearly(tmp_path):
-    root = tmp_path / "cm"
-    write_deltalake(str(root), _batch(0))
-
-    def enable(action: dict) -> None:
-        if "metaData" in action:
-            meta = action["metaData"]
-            meta["configuration"]["delta.columnMapping.mode"] = "name"
-            meta["configuration"]["delta.columnMapping.maxColumnId"] = "2"
-            schema = json.loads(meta["schemaString"])
-            for number, field in enumerate(schema["fields"], start=1):
-                field["metadata"] = {
-                    "delta.columnMapping.id": number,
-                    "delta.columnMapping.physicalName": f"col-{number}",
-                }
-            meta["schemaString"] = json.dumps(schema)
-        if "protocol" in action:
-            action["protocol"] = {"minReaderVersion": 2, "minWriterVersion": 5}
-
-    _edit_log(root, enable)
-    with pytest.raises(si.UnsupportedTableError, match="column mapping"):
-        si.prune(root, "id = 1")
+    assert len(si.prune(root, "id = 1").files) == 1
+    assert si.read(spark, root, "id < 10").count() == 10
