@@ -72,14 +72,24 @@ class Description:
         return [f"partition columns ({self.partition_columns[0]['from']}): {shown}"]
 
     def _source_lines(self) -> list[str]:
+        deleted = self.source.get("deleted_rows", 0)
+        applied = (
+            f"{deleted:,} rows of {self.source['files_with_deletes']} files deleted without "
+            "rewriting them (prune keeps live matches only; read() leaves them out)"
+            if deleted
+            else ""
+        )
+        if self.source.get("format") == "delta":
+            return [f"Delta table: {applied}"] if applied else []
         if self.source.get("format") != "iceberg":
             return []
-        deletes = self.source.get("delete_files", 0)
-        note = f", {deletes} delete files (read() refuses it; prune answers)" if deletes else ""
+        equality = self.source.get("equality_deletes", 0)
+        refused = f"; {equality} equality delete files: read() refuses it" if equality else ""
         return [
-            f"Iceberg table {self.source['table']}, snapshot {self.source['snapshot_id']}{note}; "
+            f"Iceberg table {self.source['table']}, snapshot {self.source['snapshot_id']}; "
             "its own partition values and column metrics prune too (explain() says how much "
-            "the index adds)"
+            "the index adds)",
+            *([f"  {applied}{refused}"] if applied or refused else []),
         ]
 
     def _cluster_lines(self) -> list[str]:
@@ -141,7 +151,7 @@ def _describe(location: TableLocation) -> Description:
     return replace(
         _describe_index(location, table),
         clusters=clusters,
-        source=_source(location),
+        source=_source(location, table),
         partition_columns=[] if location.iceberg is not None else _partitions(table),
     )
 
@@ -162,17 +172,23 @@ def _partitions(listing: Listing) -> list[dict[str, Any]]:
     ]
 
 
-def _source(location: TableLocation) -> dict[str, Any]:
+def _source(location: TableLocation, listing: Listing) -> dict[str, Any]:
+    deletes = {
+        "files_with_deletes": len(listing.deleted),
+        "deleted_rows": int(sum(len(rows) for rows in listing.deleted.values())),
+    }
     if location.iceberg is not None:
-        _, deletes = iceberg_files(location.iceberg, location.user_root)
+        found = iceberg_files(location.iceberg, location.user_root)
         return {
             "format": "iceberg",
             "table": location.iceberg.name,
             "snapshot_id": location.iceberg.snapshot_id,
             "metadata": location.iceberg.metadata_location,
-            "delete_files": deletes,
+            "delete_files": found.delete_files,
+            "equality_deletes": found.equality_deletes,
+            **deletes,
         }
-    return {"format": "delta" if location.is_delta else "parquet"}
+    return {"format": "delta", **deletes} if location.is_delta else {"format": "parquet"}
 
 
 def _describe_index(location: TableLocation, table: Listing) -> Description:

@@ -28,10 +28,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex.expressions.casts import str_to_date
+from skipindex.reading.deletes import without_deleted
 from skipindex.spark.partitions import HIVE_NULL, unescape
 from skipindex.spark.session import read_parquet_paths
 
-__all__ = ["delta_rows", "without_deleted"]
+__all__ = ["delta_rows", "logical_schema", "physical_schema"]
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DECIMAL = re.compile(r"[+-]?[0-9]+(?:\.([0-9]+))?")
@@ -113,43 +114,6 @@ def _walk(data_type: Any, edit: Any) -> Any:
         key, value = data_type["keyType"], data_type["valueType"]
         return {**data_type, "keyType": _walk(key, edit), "valueType": _walk(value, edit)}
     return data_type
-
-
-def without_deleted(
-    spark: Any, scan: Any, files: list[str], deleted: Mapping[str, np.ndarray]
-) -> Any:
-    """``scan`` (a Parquet scan of ``files``) less each file's ``deleted`` rows: its
-    rows carry their file and position (``_metadata``), and a broadcast anti-join
-    on both leaves the deleted ones out."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    mine = [(path, deleted[path]) for path in files if path in deleted and len(deleted[path])]
-    if not mine:
-        return scan
-    gone = pa.table(
-        {
-            _PATH: pa.array(
-                np.repeat([_plain(p) for p, _ in mine], [len(r) for _, r in mine]), pa.string()
-            ),
-            _ROW: pa.array(np.concatenate([r for _, r in mine]).astype(np.int64)),
-        }
-    )
-    # Spark names a file by its URI (file:/a%20b/x%25.parquet): decoded, without the
-    # scheme, as the paths above are ('+' kept: url_decode would make it a space).
-    spelled = F.regexp_replace(F.col("_metadata.file_path"), _SCHEME, "")
-    path = F.url_decode(F.regexp_replace(spelled, r"\+", "%2B"))
-    marked = scan.select("*", path.alias(_PATH), F.col("_metadata.row_index").alias(_ROW))
-    live = marked.join(F.broadcast(spark.createDataFrame(gone)), [_PATH, _ROW], "left_anti")
-    return live.drop(_PATH, _ROW)
-
-
-_PATH, _ROW = "__skipindex_file", "__skipindex_row"
-_SCHEME = r"^[A-Za-z][A-Za-z0-9+.-]*:(//)?"
-
-
-def _plain(path: str) -> str:
-    """A user path without its scheme, as the deleted rows are matched."""
-    return re.sub(_SCHEME, "", path)
 
 
 def _nullable(schema: Any) -> Any:

@@ -6,8 +6,9 @@ directly, with the snapshot's schema carrying each field's Iceberg field id
 column renamed since a file was written is found by its id, one added since
 reads as NULL there, and a promoted type (``int`` to ``long``) is widened by
 Spark's reader. Iceberg partition values live in the data files, so no column
-comes from folder names. Delete files cannot be applied this way: a snapshot
-with any is refused rather than read with its deleted rows.
+comes from folder names. Position deletes are applied by each row's file and
+position (:mod:`skipindex.reading.deletes`); equality deletes cannot be, and a
+snapshot with any is refused rather than read with its deleted rows.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from skipindex.errors import UnsupportedTableError
 from skipindex.pruning.result import PruneResult
+from skipindex.reading.deletes import without_deleted
 from skipindex.spark.session import read_parquet_paths
 from skipindex.store.iceberg import FIELD_ID, IcebergSource, iceberg_arrow_schema, iceberg_files
 
@@ -27,19 +29,21 @@ FIELD_ID_READ = "spark.sql.parquet.fieldId.read.enabled"
 def iceberg_rows(spark: Any, result: PruneResult, source: IcebergSource, root: str) -> Any:
     """The rows of the files ``result`` kept (of the table at ``root``), typed as
     the snapshot's schema."""
-    _, deletes = iceberg_files(source, root)
-    if deletes:
+    equality = iceberg_files(source, root).equality_deletes
+    if equality:
         raise UnsupportedTableError(
-            f"Iceberg table {source.name} (snapshot {source.snapshot_id}) has {deletes} delete "
-            "file(s): read() reads the Parquet files with Spark, without an Iceberg runtime, "
-            "and would return deleted rows. Compact the table (rewrite its data files) or "
-            "read it through Iceberg; prune() still answers for it"
+            f"Iceberg table {source.name} (snapshot {source.snapshot_id}) has {equality} "
+            "equality delete file(s): read() reads the Parquet files with Spark, without an "
+            "Iceberg runtime, and applies position deletes but not equality deletes (nor can "
+            "pyiceberg). Compact the table (rewrite its data files) or read it through "
+            "Iceberg; prune() still answers for it"
         )
     schema = iceberg_spark_schema(source)
     if not result.files:
         return spark.createDataFrame([], schema)
     spark.conf.set(FIELD_ID_READ, "true")  # read when the plan runs: it stays set
-    return read_parquet_paths(spark, spark.read.schema(schema), result.files)
+    scan = read_parquet_paths(spark, spark.read.schema(schema), result.files)
+    return without_deleted(spark, scan, result.files, result.deleted)
 
 
 def iceberg_spark_schema(source: IcebergSource) -> Any:

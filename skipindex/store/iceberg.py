@@ -20,7 +20,7 @@ from __future__ import annotations
 import datetime
 import posixpath
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlparse
 
@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from skipindex.errors import InvalidSpecError, NotATableError, UnsupportedTableError
+from skipindex.store.iceberg_files import IcebergFiles, snapshot_files
 
 __all__ = [
     "FIELD_ID",
@@ -35,6 +36,7 @@ __all__ = [
     "IcebergSource",
     "field_ids",
     "iceberg_arrow_schema",
+    "IcebergFiles",
     "iceberg_files",
     "is_iceberg_folder",
     "open_iceberg",
@@ -164,33 +166,28 @@ def is_iceberg_folder(fs: Any, root: str) -> bool:
     return any(info.path.endswith(".metadata.json") for info in found)
 
 
-def iceberg_files(source: IcebergSource, root: str) -> tuple[list[tuple[str, int, int]], int]:
-    """(path relative to ``root``, size, 0) of the snapshot's data files, and how
-    many delete files apply to them. Data files are immutable in Iceberg and
-    named uniquely, so path and size identify them (no modification time)."""
-    table = source.loaded()
+def iceberg_files(source: IcebergSource, root: str) -> IcebergFiles:
+    """The snapshot's data files with paths relative to ``root`` and modification
+    time 0 (data files are immutable in Iceberg and named uniquely, so path and
+    size identify them), and their deleted rows by the same paths."""
     if source.snapshot_id is None:
-        return [], 0
-    tasks = table.scan(snapshot_id=source.snapshot_id).plan_files()
-    files: list[tuple[str, int, int]] = []
-    deletes: set[str] = set()
+        return IcebergFiles([])
+    found = snapshot_files(source.loaded(), source.snapshot_id, source.name)
     prefix = plain_path(root).rstrip("/") + "/"
-    for task in tasks:
-        data_file = task.file
-        if data_file.file_format.name != "PARQUET":
-            raise UnsupportedTableError(
-                f"Iceberg table {source.name} has {data_file.file_format.name} data files; "
-                "skipindex indexes Parquet files only"
-            )
-        path = plain_path(data_file.file_path)
-        if not path.startswith(prefix):
+    relative = {}
+    for path, _ in found.files:
+        plain = plain_path(path)
+        if not plain.startswith(prefix):
             raise UnsupportedTableError(
                 f"Iceberg table {source.name} has data files outside its location "
-                f"(e.g. {data_file.file_path}); skipindex indexes files under the table root only"
+                f"(e.g. {path}); skipindex indexes files under the table root only"
             )
-        files.append((path[len(prefix) :], int(data_file.file_size_in_bytes), 0))
-        deletes.update(d.file_path for d in task.delete_files)
-    return sorted(files), len(deletes)
+        relative[path] = plain[len(prefix) :]
+    return replace(
+        found,
+        files=sorted((relative[path], size) for path, size in found.files),
+        deleted={relative[path]: rows for path, rows in found.deleted.items()},
+    )
 
 
 def iceberg_arrow_schema(source: IcebergSource) -> pa.Schema:

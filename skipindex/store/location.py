@@ -114,8 +114,11 @@ class TableLocation:
                 "(point skipindex at the folder that holds the Parquet files)"
             )
         if self.iceberg is not None:
-            files, _ = _iceberg_files(self.iceberg, self.user_root)
-            return Listing.of(DataFile(_contained(path), *rest) for path, *rest in files)
+            found = _iceberg_files(self.iceberg, self.user_root)
+            return Listing.of(
+                (DataFile(_contained(path), size, 0) for path, size in found.files),
+                deleted=found.deleted,
+            )
         if is_delta(self.fs, self.root):
             snapshot = delta_files(self.uri, self.user_root, dict(self.options))
             return Listing.of(

@@ -190,17 +190,6 @@ def test_generated_predicates_never_drop_a_live_match_and_read_is_the_scan(spark
     assert _sorted(got) == _sorted(scan), where
 
 
-def test_read_refuses_a_snapshot_with_delete_files(spark, indexed, monkeypatch):
-    """pyiceberg writes copy-on-write deletes only; a merge-on-read table's delete
-    files are what iceberg_files counts."""
-    import skipindex.reading.iceberg as reading
-
-    monkeypatch.setattr(reading, "iceberg_files", lambda source, root: ([], 2))
-    with pytest.raises(UnsupportedTableError, match="2 delete file"):
-        si.read(spark, "db.t", "w >= 0", catalog=indexed["catalog"])
-    assert si.prune("db.t", "w >= 0", catalog=indexed["catalog"]).kept > 0  # prune answers
-
-
 def test_a_snapshot_of_the_past_and_an_expired_one(spark, indexed):
     table = indexed["table"]
     history = table.snapshots()

@@ -55,12 +55,13 @@ def evolved_table(tmp_path: Path) -> dict[str, str]:
 def test_the_snapshots_files_only_and_the_schema_by_field_id(tmp_path):
     catalog = evolved_table(tmp_path)
     root, source = open_iceberg("db.t", catalog)
-    files, deletes = iceberg_files(source, root)
-    assert len(files) == 5  # the rewritten first file, not its old version
-    assert deletes == 0
+    found = iceberg_files(source, root)
+    assert len(found.files) == 5  # the rewritten first file, not its old version
+    assert found.delete_files == 0
+    assert found.deleted == {}
     on_disk = list((tmp_path / "warehouse" / "db" / "t" / "data").glob("*.parquet"))
     assert len(on_disk) == 6
-    assert all(size > 0 and mtime == 0 for _, size, mtime in files)
+    assert all(size > 0 for _, size in found.files)
     schema = iceberg_arrow_schema(source)
     assert schema.names == ["id", "w", "s"]
     assert schema.field("w").metadata[b"PARQUET:field_id"] == b"2"
@@ -72,7 +73,7 @@ def test_an_earlier_snapshot_and_a_metadata_file_name_the_same_table(tmp_path):
     history = current.loaded().snapshots()
     root_first, first = open_iceberg("db.t", catalog, snapshot_id=history[0].snapshot_id)
     assert root_first == root
-    assert len(iceberg_files(first, root)[0]) == 1
+    assert len(iceberg_files(first, root).files) == 1
     assert iceberg_arrow_schema(first).names == ["id", "v", "s"]  # the schema of that snapshot
     by_metadata = open_iceberg(current.metadata_location, None)[1]
     assert by_metadata.snapshot_id == current.snapshot_id
@@ -132,10 +133,10 @@ def test_as_of_a_time_is_the_snapshot_current_then(tmp_path):
     assert snapshot_as_of("db.t", catalog, moment.isoformat().replace("+00:00", "Z")) == expected
     # prune as of that time lists that snapshot's files (no index: every one kept)
     root, then = open_iceberg("db.t", catalog, snapshot_id=expected)
-    files = len(iceberg_files(then, root)[0])
+    files = len(iceberg_files(then, root).files)
     assert si.prune("db.t", "id >= 0", catalog=catalog, as_of=stamp).total == files
     root_now, now = open_iceberg("db.t", catalog)
-    assert files < len(iceberg_files(now, root_now)[0])
+    assert files < len(iceberg_files(now, root_now).files)
     with pytest.raises(NotATableError, match="no snapshot at or before"):
         snapshot_as_of("db.t", catalog, history[0].timestamp_ms - 1)
     with pytest.raises(InvalidSpecError, match="has no time zone"):
