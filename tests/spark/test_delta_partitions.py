@@ -45,45 +45,29 @@ def session_zone(spark: Any, zone: str) -> Any:
 
 def _live(spark: Any, root: Path) -> Any:
     """deltalake's rows of the table, as a Spark DataFrame typed by the log, with
-    each row's file (relative to the root, decoded) in ``__file``."""
-    table = DeltaTable(str(root)).to_pyarrow_dataset().to_table()
-    files = DeltaTable(str(root)).to_pyarrow_dataset().to_table(columns=["__filename"])
+    each row's file (relative to the root, decoded) in a last column ``__file``."""
+    dataset = DeltaTable(str(root)).to_pyarrow_dataset()
     schema = delta_spark_schema(locate(str(root)))
-    frame = spark.createDataFrame(table.to_pylist(), schema) if len(table) else None
-    if frame is None:
-        return spark.createDataFrame([], schema), []
-    return frame, files.column("__filename").to_pylist()
+    rows = dataset.to_table(columns=[*schema.names, "__filename"]).to_pylist()
+    with_file = schema.add("__file", "string")
+    return spark.createDataFrame([tuple(r.values()) for r in rows], with_file)
 
 
 def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted((tuple(r) for r in frame.collect()), key=repr)
 
 
-def _expected(spark: Any, root: Path, where: str) -> tuple[list[tuple[Any, ...]], set[str]]:
-    """deltalake's rows for which ``where`` is TRUE (Spark evaluates it), and the
-    files they live in."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    frame, files = _live(spark, root)
-    if not files:
-        return [], set()
-    names = frame.columns
-    with_file = spark.createDataFrame(
-        [(*r, f) for r, f in zip(frame.collect(), files, strict=True)],
-        frame.schema.add("__file", "string"),
-    )
-    matching = with_file.filter(where)
-    rows = _rows(matching.select(*names))
-    held = {r[0] for r in matching.select(F.col("__file")).distinct().collect()}
-    return rows, {str(root / f) for f in held}
-
-
 def _check(spark: Any, root: Path, wheres: list[str], zones: tuple[str, ...]) -> None:
+    """Per condition and zone: prune keeps every file holding a live match, and
+    read() and sql() return deltalake's rows (one Spark job finds both)."""
     si.register(spark, "delta_t", str(root))
+    live = _live(spark, root)
     for zone in zones:
         with session_zone(spark, zone):
             for where in wheres:
-                rows, holding = _expected(spark, root, where)
+                matching = [tuple(r) for r in live.filter(where).collect()]
+                rows = sorted((r[:-1] for r in matching), key=repr)
+                holding = {str(root / r[-1]) for r in matching}
                 kept = set(si.prune(str(root), where, time_zone=zone).files)
                 assert holding <= kept, f"{where} ({zone}): dropped {sorted(holding - kept)}"
                 assert _rows(si.read(spark, str(root), where)) == rows, f"read {where} ({zone})"
