@@ -33,9 +33,12 @@ from skipindex.sql.joins import join_shape
 from skipindex.sql.pushdown import (
     combine_references,
     into_branch,
+    into_grouped,
     into_select,
     output_form,
     pushable,
+    pushable_grouped,
+    trace_column,
 )
 from skipindex.sql.references import (
     REF,
@@ -213,6 +216,10 @@ class _Walk:
             where = [Condition(c, "written") for c in split_and(_where(select))]
             if pushed and pushable(select):
                 where += [m for c in pushed if (m := into_select(scope, c)) is not None]
+            elif pushed and pushable_grouped(select):
+                where += [
+                    m for c in pushed if (m := into_grouped(scope, c, self.types)) is not None
+                ]
             placed = [(c, shape.where) for c in where]
             placed += [
                 (Condition(c, "written"), on) for node, on in shape.on for c in split_and(node)
@@ -310,16 +317,26 @@ class _Walk:
         text: str,
     ) -> None:
         fact_source, dim_source = fact_scope.sources.get(fact), dim_scope.sources.get(dim)
-        if not isinstance(fact_source, exp.Table) or not isinstance(dim_source, exp.Table):
+        if not isinstance(dim_source, exp.Table) or dim_source.meta.get(REF) is None:
             return
-        fact_ref, dim_ref = fact_source.meta.get(REF), dim_source.meta.get(REF)
-        if fact_ref is None or dim_ref is None or fact_ref == dim_ref:
+        dim_ref = dim_source.meta[REF]
+        if isinstance(fact_source, exp.Table) and fact_source.meta.get(REF) is not None:
+            facts = [(int(fact_source.meta[REF]), fact_column)]
+        elif isinstance(fact_source, Scope):  # a derived table, UNION ALL branches: its tables
+            facts = trace_column(fact_source, fact_column, self._single_use) or []
+        else:
             return
-        fact_type = self.types.get(fact_ref, {}).get(fact_column)
         dim_type = self.types.get(dim_ref, {}).get(dim_column)
-        if fact_type is None or dim_type is None or not key_types_join(fact_type, dim_type):
-            return
-        self.result.joins.append(EquiJoin(fact_ref, fact_column, dim_ref, dim_column, text))
+        for fact_ref, column in facts:
+            fact_type = self.types.get(fact_ref, {}).get(column)
+            if fact_ref == dim_ref or fact_type is None or dim_type is None:
+                continue
+            if key_types_join(fact_type, dim_type):
+                self.result.joins.append(EquiJoin(fact_ref, column, dim_ref, dim_column, text))
+
+    def _single_use(self, scope: Scope) -> bool:
+        """A derived table, or a CTE referenced once: its tables serve one reference."""
+        return scope.scope_type != ScopeType.CTE or self.uses[id(scope)] == 1
 
 
 def _where(select: exp.Select) -> exp.Expr | None:

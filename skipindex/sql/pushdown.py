@@ -1,12 +1,17 @@
 """Moving conditions on a scope's output into the scope: through projections,
-set operations and the references of a CTE.
+GROUP BY, set operations and the references of a CTE.
 
 A condition pushed into a derived table, a CTE or a set operation's branch is
 written over the scope's *output* columns (qualified by :data:`OUT`). It moves
 in only where filtering the scope's output is the same as filtering its rows
 before they are projected: a SELECT without aggregates, windows, LIMIT/OFFSET,
 HAVING or QUALIFY, and only through output columns that are plain columns of
-its sources (never through an expression, whose type or value may differ). A
+its sources (never through an expression, whose type or value may differ). An
+aggregating SELECT (plain GROUP BY, no ROLLUP, CUBE or GROUPING SETS, whose
+subtotal rows hold NULL keys) takes a condition on grouping columns only:
+keeping the rows whose key meets it before grouping keeps exactly the groups
+whose key meets it after, aggregates unchanged (HAVING filters whole groups
+too, so it commutes). A
 set operation (UNION [ALL], INTERSECT, EXCEPT, filtering commutes with all of
 them) passes it to each branch by position, only where every branch's column
 at that position is a column of an indexed-or-known table of one and the same
@@ -16,7 +21,7 @@ wider type can hold where one in the narrower type does not).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import cast
 
 from sqlglot import exp
@@ -25,7 +30,17 @@ from sqlglot.optimizer.scope import Scope
 from skipindex.sql.conjuncts import Condition, replace_columns
 from skipindex.sql.references import REF
 
-__all__ = ["OUT", "combine_references", "into_branch", "into_select", "output_form", "pushable"]
+__all__ = [
+    "OUT",
+    "combine_references",
+    "into_branch",
+    "into_grouped",
+    "into_select",
+    "output_form",
+    "pushable",
+    "pushable_grouped",
+    "trace_column",
+]
 
 OUT = "__skipindex_out__"  # the qualifier of a scope's own output columns
 
@@ -41,6 +56,47 @@ def pushable(select: exp.Select) -> bool:
         if projection.find(exp.AggFunc, exp.Window, exp.Anonymous) is not None:
             return False
     return not any(isinstance(n, exp.Window) for n in select.walk())
+
+
+def pushable_grouped(select: exp.Select) -> bool:
+    """Whether ``select`` aggregates by plain GROUP BY keys and nothing stops a
+    condition on them from moving before the grouping (see the module doc)."""
+    group = select.args.get("group")
+    if group is None or any(group.args.get(k) for k in ("rollup", "cube", "grouping_sets")):
+        return False
+    if any(select.args.get(k) for k in ("qualify", "limit", "offset")):
+        return False
+    distinct = select.args.get("distinct")
+    if distinct is not None and distinct.args.get("on"):
+        return False
+    return not any(isinstance(n, exp.Window) for n in select.walk())
+
+
+def into_grouped(
+    scope: Scope, condition: Condition, types: Mapping[int, Mapping[str, str]]
+) -> Condition | None:
+    """``condition`` (over ``scope``'s output) over the sources of aggregating
+    SELECT ``scope``, where every output column it names is a grouping key of a
+    table's column, not a float (Spark groups -0.0 with 0.0 and shows 0.0: a
+    condition telling them apart would keep other rows before than after)."""
+    select = cast(exp.Select, scope.expression)
+    keys = {
+        (key.table, key.name)
+        for key in select.args["group"].expressions
+        if isinstance(key, exp.Column) and isinstance(key.this, exp.Identifier)
+    }
+    outputs = _outputs(select)
+    for column in condition.node.find_all(exp.Column):
+        source = outputs.get(column.name) if column.table == OUT else None
+        if not isinstance(source, exp.Column) or (source.table, source.name) not in keys:
+            return None
+        table = scope.sources.get(source.table)
+        if not isinstance(table, exp.Table) or REF not in table.meta:
+            return None
+        spark_type = types.get(table.meta[REF], {}).get(source.name)
+        if spark_type is None or spark_type in ("float", "double"):
+            return None
+    return into_select(scope, condition)
 
 
 def output_form(condition: Condition, alias: str) -> Condition:
@@ -143,3 +199,56 @@ def combine_references(pushes: list[list[Condition] | None]) -> list[Condition] 
     node = exp.or_(*(exp.paren(b) for b in branches))
     note = f"the OR over its {len(pushes)} references"
     return [Condition(cast(exp.Expr, node), "pushed", note)]
+
+
+def trace_column(
+    scope: Scope, name: str, single_use: Callable[[Scope], bool]
+) -> list[tuple[int, str]] | None:
+    """The table columns behind output column ``name`` of derived scope ``scope``,
+    as (reference number, column): every row the scope yields carries one of
+    their values there, unchanged (the paths :func:`into_select`,
+    :func:`into_grouped` and :func:`into_branch` move conditions along; a CTE
+    only where it is referenced once, since its tables serve every reference).
+    None where any path is not such a column."""
+    if not single_use(scope):
+        return None
+    query = cast(exp.Query, scope.expression)
+    if scope.set_operation_scopes:
+        if query.args.get("limit") or query.args.get("offset"):
+            return None
+        names = query.named_selects
+        if names.count(name) != 1:
+            return None
+        at = names.index(name)
+        out: list[tuple[int, str]] = []
+        for branch in scope.set_operation_scopes:
+            branch_names = cast(exp.Query, branch.expression).named_selects
+            found = (
+                trace_column(branch, branch_names[at], single_use)
+                if at < len(branch_names)
+                else None
+            )
+            if found is None:
+                return None
+            out.extend(found)
+        return out
+    if not isinstance(query, exp.Select):
+        return None
+    source = _outputs(query).get(name)
+    if not isinstance(source, exp.Column) or not isinstance(source.this, exp.Identifier):
+        return None
+    if not pushable(query):
+        group = query.args.get("group")
+        keys = {
+            (k.table, k.name)
+            for k in (group.expressions if group else [])
+            if isinstance(k, exp.Column)
+        }
+        if not pushable_grouped(query) or (source.table, source.name) not in keys:
+            return None
+    inner = scope.sources.get(source.table)
+    if isinstance(inner, exp.Table) and REF in inner.meta:
+        return [(int(inner.meta[REF]), source.name)]
+    if isinstance(inner, Scope):
+        return trace_column(inner, source.name, single_use)
+    return None

@@ -131,9 +131,38 @@ def test_cte_reference_without_conditions_pushes_nothing():
     assert found == {"fact": None}
 
 
-def test_derived_tables_with_aggregates_windows_or_limits_take_nothing_from_outside():
+def test_conditions_on_grouping_keys_move_below_the_group_by():
+    """q04 and q11's shape: a year's totals, filtered by the year outside."""
+    found = where(
+        "WITH t AS (SELECT k1 AS key, d AS day, sum(q) AS total FROM fact WHERE q > 0 "
+        "GROUP BY k1, d HAVING sum(q) > 3) SELECT * FROM t WHERE t.day = DATE '2024-01-01' "
+        "AND t.total > 10 AND t.key IN (1, 2)"
+    )
+    assert found == {
+        "fact": "(`q` > 0) AND (`d` = CAST('2024-01-01' AS DATE)) AND (`k1` IN (1, 2))"
+    }
+    # through a UNION ALL of grouped branches, by position, and a join's keys
+    found = where(
+        "SELECT * FROM (SELECT k1, count(*) AS n FROM fact GROUP BY k1 "
+        "UNION ALL SELECT k1, count(*) AS n FROM dim GROUP BY k1) u WHERE u.k1 = 5"
+    )
+    assert found == {"fact": "(`k1` = 5)", "dim": "(`k1` = 5)"}
+
+
+def test_group_by_keeps_what_would_change_its_groups():
+    for inner, outer in (
+        ("SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY k1", "g.n = 5"),  # an aggregate
+        ("SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY ROLLUP (k1)", "g.k1 = 5"),
+        ("SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY CUBE (k1)", "g.k1 IS NULL"),
+        ("SELECT f, count(*) AS n FROM fact WHERE q = 1 GROUP BY f", "g.f = 0.0"),  # -0.0, 0.0
+        ("SELECT k1 + 1 AS k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY k1 + 1", "g.k1 = 5"),
+        ("SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY k1 LIMIT 3", "g.k1 = 5"),
+    ):
+        assert where(f"SELECT * FROM ({inner}) g WHERE {outer}") == {"fact": "(`q` = 1)"}, inner
+
+
+def test_derived_tables_with_windows_or_limits_take_nothing_from_outside():
     for inner in (
-        "SELECT k1, count(*) AS n FROM fact WHERE q = 1 GROUP BY k1",
         "SELECT k1, row_number() OVER (ORDER BY id) AS n FROM fact WHERE q = 1",
         "SELECT k1, q AS n FROM fact WHERE q = 1 LIMIT 5",
         "SELECT k1, max(q) AS n FROM fact WHERE q = 1",
@@ -226,7 +255,10 @@ def test_using_and_natural_joins():
     # An inner natural join filters both sides; a common column (k1) is coalesced.
     found = where("SELECT * FROM fact NATURAL JOIN dim WHERE q = 1 AND k1 = 2")
     assert found == {"fact": "(`q` = 1)", "dim": None}
+    # grp = 1 rejects the rows padded for dim: the left join is inner
     found = where("SELECT * FROM fact NATURAL LEFT JOIN dim WHERE grp = 1 AND q = 1")
+    assert found == {"fact": "(`q` = 1)", "dim": "(`grp` = 1)"}
+    found = where("SELECT * FROM fact NATURAL LEFT JOIN dim WHERE grp IS NULL AND q = 1")
     assert found == {"fact": "(`q` = 1)", "dim": None}
 
 
@@ -261,3 +293,51 @@ def test_pushed_through_nested_derived_tables_and_set_operations():
         "a": "(`q` = 1) AND (`d` > CAST('2020-01-01' AS DATE))",
         "b": "(`d` > CAST('2020-01-01' AS DATE))",
     }
+
+
+def test_a_left_join_whose_where_rejects_nulls_is_inner():
+    """q93's shape: the WHERE compares the null-supplying side's column, so rows
+    padded for it never survive (Spark's EliminateOuterJoin)."""
+    derivation, found = run(
+        "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 AND a.grp = 3 "
+        "WHERE a.region = 'EU' AND f.id > 7"
+    )
+    assert found == {
+        "f": "(`id` > 7)",
+        "a": "(`region` = 'EU') AND (`grp` = 3)",
+    }
+    assert any(j.fact == 0 and j.dim == 1 for j in derivation.joins)  # a's keys prune f
+    for where_clause in (
+        "a.region IS NULL",
+        "coalesce(a.region, 'x') = 'x'",
+        "a.region = 'EU' OR f.id = 1",
+    ):
+        found = where(f"SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 WHERE {where_clause}")
+        assert found["a"] is None, where_clause  # padded rows may survive: still outer
+
+
+def test_join_keys_reach_the_tables_of_a_union_all():
+    """q05 and q54's shape: a date dimension joined to a UNION ALL of fact tables."""
+    parsed = parse(
+        "SELECT * FROM (SELECT k1, q FROM fact UNION ALL "
+        "SELECT k1, x AS q FROM parquet.`/lake/t`) u JOIN dim a ON u.k1 = a.k1 "
+        "WHERE a.region = 'EU'"
+    )
+    assert parsed is not None
+    derivation = derive(parsed, CATALOG)
+    written = {r.number: r.written for r in parsed.references}
+    found = {(written[j.fact], j.fact_column, written[j.dim]) for j in derivation.joins}
+    assert ("fact", "k1", "dim") in found
+    assert ("parquet.`/lake/t`", "k1", "dim") in found
+    # not through an aggregate's value, nor a CTE another reference reads unjoined
+    for query in (
+        "SELECT * FROM (SELECT q, count(*) AS k1 FROM fact GROUP BY q) u JOIN dim a ON u.k1 = a.k1 "
+        "WHERE a.region = 'EU'",
+        "WITH c AS (SELECT k1 FROM fact) SELECT * FROM c JOIN dim a ON c.k1 = a.k1 "
+        "WHERE a.region = 'EU' UNION ALL SELECT k1 FROM c",
+    ):
+        parsed = parse(query)
+        assert parsed is not None
+        derivation = derive(parsed, CATALOG)
+        written = {r.number: r.written for r in parsed.references}
+        assert not [j for j in derivation.joins if written[j.fact] == "fact"], query
