@@ -21,6 +21,11 @@ FROM clause's joins, left to right:
   cannot match never decides which rows are kept). Neither side of these is
   visible after the join.
 
+A LEFT JOIN whose joined source a WHERE conjunct *rejects NULLs* of (a
+comparison, IN, BETWEEN, LIKE or IS NOT NULL over a plain column of it: false
+or NULL on the rows padded with NULLs for it) is an inner join, as Spark's own
+optimizer makes it (``EliminateOuterJoin``): the padded rows never survive.
+
 ``inner`` says that every join is an inner, cross or comma join: then every
 condition of WHERE and ON holds on every row the sources make together, which
 is what carrying a condition across ``a.x = b.y`` needs.
@@ -62,10 +67,13 @@ def join_shape(select: exp.Select) -> JoinShape:
     shape.sources.append(first)
     visible = [first]
     nullable: set[str] = set()
+    rejected = _null_rejected(select)
     for join in select.args.get("joins") or []:
         right = _alias(join.this)
         side = (join.args.get("side") or "").upper()
         kind = (join.args.get("kind") or "").upper()
+        if side == "LEFT" and kind in ("", "OUTER") and right in rejected:
+            side, kind = "", "INNER"  # the WHERE drops every row padded for it
         if right is None or join.args.get("method") or join.args.get("using"):
             shape.understood = False
             return shape
@@ -102,6 +110,34 @@ def join_shape(select: exp.Select) -> JoinShape:
         shape.inner = False  # generators add rows; conditions still filter the base rows
     shape.where = {s for s in visible if s not in nullable}
     return shape
+
+
+_REJECTING = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like)
+
+
+def _null_rejected(select: exp.Select) -> set[str]:
+    """The sources some WHERE conjunct is never TRUE for when all their columns
+    are NULL: a comparison, IN, BETWEEN or LIKE with one of their plain columns
+    as an operand, or ``col IS NOT NULL``."""
+    where = select.args.get("where")
+    if where is None:
+        return set()
+    found = set()
+    parts = where.this.flatten() if isinstance(where.this, exp.And) else [where.this]
+    for part in parts:
+        conjunct = part.unnest() if isinstance(part, exp.Paren) else part
+        if isinstance(conjunct, exp.Not) and isinstance(conjunct.this, exp.Is):
+            operand = conjunct.this.this  # col IS NOT NULL
+            if isinstance(conjunct.this.expression, exp.Null) and isinstance(operand, exp.Column):
+                found.add(operand.table)
+            continue
+        if not isinstance(conjunct, _REJECTING):
+            continue
+        operands = [conjunct.this, conjunct.args.get("expression")]
+        if isinstance(conjunct, exp.Between):
+            operands = [conjunct.this]  # NULL low or high bound may still be TRUE: not these
+        found.update(o.table for o in operands if isinstance(o, exp.Column) and o.table)
+    return found
 
 
 def _alias(node: exp.Expr) -> str | None:
