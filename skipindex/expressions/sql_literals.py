@@ -9,8 +9,10 @@ the PySpark Column parsers.
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from decimal import Decimal
-from typing import cast
+from typing import Any, cast
 
 import sqlglot
 from sqlglot import exp
@@ -110,6 +112,8 @@ def _plain_literal(node: exp.Expression) -> Literal | None:
             return None
         safe = isinstance(node, exp.TryCast) and bool(node.args.get("safe"))
         return _fold_cast(inner, node.to, safe=safe, shown=node_sql(node))
+    if isinstance(node, (exp.Add, exp.Sub, exp.Mul)):
+        return _arithmetic(node)
     name = function_name(node)
     if name in ("decimal", "binary") and len(node.expressions) == 1:
         inner = sql_literal(node.expressions[0])
@@ -117,6 +121,41 @@ def _plain_literal(node: exp.Expression) -> Literal | None:
             return None
         target = exp.DataType.build("DECIMAL(10, 0)" if name == "decimal" else "BINARY")
         return _fold_cast(inner, target, safe=False, shown=node_sql(node))
+    return None
+
+
+_INT32 = (-(2**31), 2**31 - 1)
+_OPERATIONS: dict[type[exp.Expression], Callable[[Any, Any], Any]] = {
+    exp.Add: operator.add,
+    exp.Sub: operator.sub,
+    exp.Mul: operator.mul,
+}
+
+
+def _arithmetic(node: exp.Add | exp.Sub | exp.Mul) -> Literal | None:
+    """``1999 + 2`` (TPC-DS writes years so) folded as Spark computes it: integers
+    in INT where both fit one (BIGINT else), with ANSI's overflow an error Spark
+    raises, so not folded; exact decimals where the result has at most 38 digits
+    (Spark's result type holds it exactly then); doubles as IEEE doubles."""
+    left, right = sql_literal(node.this), sql_literal(node.expression)
+    if left is None or right is None:
+        return None
+    operate = _OPERATIONS[type(node)]
+    kinds = {left.kind, right.kind}
+    if kinds == {LiteralKind.INT}:
+        a, b = int(cast(int, left.value)), int(cast(int, right.value))
+        value = operate(a, b)
+        small = _INT32[0] <= a <= _INT32[1] and _INT32[0] <= b <= _INT32[1]
+        low, high = _INT32 if small else _INT64
+        return Literal(LiteralKind.INT, value) if low <= value <= high else None
+    if kinds <= {LiteralKind.INT, LiteralKind.DECIMAL}:
+        exact = operate(Decimal(cast(int, left.value)), Decimal(cast(int, right.value)))
+        if len(exact.as_tuple().digits) > _MAX_DECIMAL_DIGITS:
+            return None
+        return Literal(LiteralKind.DECIMAL, exact)
+    if kinds <= {LiteralKind.INT, LiteralKind.DECIMAL, LiteralKind.FLOAT}:
+        number = operate(float(cast(float, left.value)), float(cast(float, right.value)))
+        return Literal(LiteralKind.FLOAT, number)
     return None
 
 

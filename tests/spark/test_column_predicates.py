@@ -491,3 +491,26 @@ def test_bound_predicates_keep_every_row_spark_keeps(spark):
         if exact and got != kept:
             problems.append(f"{where!r} -> {bound}: extra rows {sorted(got - kept)}")
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(
+    "text", ["1999 + 2", "(1200 + 11) - 3", "2.5 * 800", "0.1 + 0.2", "2147483648 + 1", "1e0 + 1"]
+)
+def test_literal_arithmetic_folds_to_sparks_value(spark, text):
+    from skipindex.expressions import parse_sql
+    from skipindex.expressions.nodes import Comparison
+
+    folded = parse_sql(f"a = {text}")
+    assert isinstance(folded, Comparison)
+    assert folded.literal.value == spark.sql(f"SELECT {text}").first()[0]
+
+
+def test_literal_arithmetic_that_overflows_is_left_to_spark(spark):
+    from pyspark.errors import ArithmeticException
+
+    from skipindex.expressions import parse_sql
+    from skipindex.expressions.nodes import Comparison
+
+    assert not isinstance(parse_sql("a = 2147483647 + 1"), Comparison)
+    with pytest.raises(ArithmeticException):  # ANSI: INT + INT overflows
+        spark.sql("SELECT 2147483647 + 1").collect()

@@ -176,9 +176,21 @@ def test_constants():
         ("CAST('ab' AS BINARY)", lit(K.BINARY, b"ab")),
         ("CAST(NULL AS INT)", lit(K.NULL, None)),
         ("try_cast('x' AS DOUBLE)", lit(K.NULL, None)),
+        ("1999 + 2", lit(K.INT, 2001)),  # TPC-DS writes years so
+        ("(1200 + 11) - 3", lit(K.INT, 1208)),
+        ("-2 * 3", lit(K.INT, -6)),
+        ("2147483647 + 1", None),  # INT + INT overflows: Spark's ANSI mode raises
+        ("2147483648 + 1", lit(K.INT, 2147483649)),  # a BIGINT already
+        ("2.5 * 800", lit(K.DECIMAL, Decimal("2000.0"))),
+        ("0.1 + 0.2", lit(K.DECIMAL, Decimal("0.3"))),  # exact, as Spark's decimals
+        ("1e0 + 1", lit(K.FLOAT, 2.0)),
+        ("DATE '2020-01-01' + 1", None),  # not arithmetic on numbers: left to Spark
     ],
 )
 def test_literal_kinds_and_values(sql, expected):
+    if expected is None:  # not folded: the condition is not a comparison to a literal
+        assert not isinstance(parse_sql(f"a = {sql}"), Comparison)
+        return
     got = literal_of(sql)
     assert got.kind is expected.kind
     assert got.value == expected.value
