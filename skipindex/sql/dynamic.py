@@ -19,6 +19,7 @@ the query itself would never evaluate, say) leaves the fact side as it was.
 from __future__ import annotations
 
 import datetime
+import itertools
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -118,6 +119,7 @@ def key_condition(
     rows_by_key: bool,
     ranges: bool = True,
     one_list: bool = False,
+    max_ranges: int | None = None,
 ) -> exp.Expr:
     """A condition every row whose ``column`` equals one of ``values`` meets.
 
@@ -132,7 +134,11 @@ def key_condition(
     every key is listed. With ``one_list`` (bit-sliced bitmaps, which read a long
     list by each row's code), keys that are not one run are one IN list: one leaf
     that an AND narrows to the rows its other conditions left, where an OR of
-    ranges would be answered over every row.
+    ranges would be answered over every row. ``max_ranges`` (a column only
+    min-max answers: a file is skipped only where its whole value range falls in
+    a gap) joins the runs across their narrowest gaps until at most that many
+    ranges are left: the widest gaps, which skip, stay; thousands of ranges a
+    file can never fit between cost their parse for nothing.
     """
     if not values:
         return exp.false()
@@ -140,6 +146,8 @@ def key_condition(
         return in_node(alias, column, values)
     target = exp.column(exp.to_identifier(column), table=alias)
     runs = _runs(sorted(values))
+    if max_ranges is not None and len(runs) > max_ranges:
+        runs = _widest_gaps(runs, max_ranges)
     if one_list and len(runs) > 1:
         return in_node(alias, column, values)
     singles = [run[0] for run in runs if len(run) == 1]
@@ -169,6 +177,26 @@ def _runs(values: list[Any]) -> list[list[Any]]:
         else:
             runs.append([value])
     return runs
+
+
+def _widest_gaps(runs: list[list[Any]], count: int) -> list[list[Any]]:
+    """``runs`` joined into ``count`` runs (first and last value each), split at
+    the ``count - 1`` widest gaps between them; values with no distance (strings)
+    split at the first gaps."""
+    gaps = [_gap(a[-1], b[0]) for a, b in itertools.pairwise(runs)]
+    cut = sorted(sorted(range(len(gaps)), key=lambda i: -gaps[i])[: count - 1])
+    out, start = [], 0
+    for at in [*cut, len(runs) - 1]:
+        out.append([runs[start][0], runs[at][-1]])
+        start = at + 1
+    return out
+
+
+def _gap(low: Any, high: Any) -> float:
+    try:
+        return float(high - low) if not isinstance(low, datetime.date) else (high - low).days
+    except TypeError:
+        return 0.0
 
 
 def _next(value: Any) -> Any:

@@ -37,6 +37,7 @@ from skipindex.sql.dynamic import BITMAP_KEYS
 from skipindex.store.manifest import load_latest
 
 __all__ = [
+    "MINMAX_RANGES",
     "USEFUL_MATCHES",
     "KeyForm",
     "KeyList",
@@ -48,6 +49,10 @@ __all__ = [
 # Expected matching rows a file above which a long key list is predicted to
 # skip no file (exp(-3): 5 % of files at most).
 USEFUL_MATCHES = 3.0
+# At most this many ranges of keys for a column only min-max (or partition
+# values) answers: a file is skipped where its range falls in a gap between
+# them, and the widest gaps are kept.
+MINMAX_RANGES = 16
 
 
 @dataclass(frozen=True)
@@ -101,6 +106,7 @@ class KeyForm:
     ranges: bool
     one_list: bool
     expected: float | None = None
+    max_ranges: int | None = None  # a column only min-max answers: see key_condition
 
 
 def key_form(
@@ -121,4 +127,5 @@ def key_form(
         bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
         listed and "bitsliced_bitmap" in kinds,
         expected,
+        MINMAX_RANGES if kinds <= {"minmax", "partition"} else None,
     )

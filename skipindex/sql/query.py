@@ -41,6 +41,8 @@ __all__ = ["sql", "sql_plan"]
 # Keys are not computed where the other side's index already says this many times
 # the bound of rows match (its keys are as many, unless its key repeats).
 MANY = 4
+# Rounds of dynamic pruning: keys travel at most this many joins.
+ROUNDS = 3
 
 
 def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True) -> Any:
@@ -106,6 +108,7 @@ class _Run:
         self.by_number = {r.number: r for r in parsed.references}
         self.conditions = {n: list(c) for n, c in derivation.conditions.items()}
         self.pruned: dict[int, Pruned] = {}
+        self.fed: dict[int, set[int]] = {}  # reference -> those whose keys pruned it
         self.join_keys: list[JoinKeys] = []
         self.indexed = [
             r
@@ -130,25 +133,76 @@ class _Run:
 
     def prune_static(self) -> None:
         for reference in self.indexed:
+            if self._one_file(reference) and not self._key_source(reference.number):
+                # Nothing to skip in one file, and no join takes its keys: leave it whole
+                # rather than evaluate its conditions (a 400-value IN, say) for nothing.
+                self.pruned[reference.number] = Pruned(
+                    None, None, None, "one file, and no join takes its keys: nothing to skip", 0.0
+                )
+                continue
             self._prune(reference)
 
+    def _one_file(self, reference: Reference) -> bool:
+        source = self.sources[reference.key]
+        if source.must_replace:
+            return False
+        counted = indexed_rows(source)
+        return counted is not None and counted[1] <= 1
+
+    def _key_source(self, number: int) -> bool:
+        """Whether reference ``number`` is the filtered side of a candidate join."""
+        return any(j.dim == number and j.fact != number for j in self.derivation.joins)
+
+    def _relay(self, join: EquiJoin) -> bool:
+        """Whether ``join``'s pruned side passes keys on to a third reference (q72's
+        second date dimension, between 1999's weeks and inventory): then it is worth
+        narrowing however small it is."""
+        return any(
+            j.dim == join.fact and j.fact not in (join.fact, join.dim)
+            for j in self.derivation.joins
+        )
+
     def prune_dynamic(self, dynamic_keys: int | None) -> None:
+        """Each equi-join's filtered side's keys prune its other side, in rounds: a
+        side narrowed by keys in one round gives its own keys in the next (q72:
+        1999's weeks narrow a second date dimension, whose dates narrow inventory)."""
+        tried: set[tuple[int, str, int, str]] = set()
+        for round_ in range(ROUNDS):
+            found = self._key_round(dynamic_keys, tried, local_only=round_ > 0)
+            if not found:
+                return
+            for number, lists in found.items():
+                self._add_key_conditions(number, lists)
+                self.fed.setdefault(number, set()).update(j.dim for j, _, _ in lists)
+                self._prune(self.by_number[number])
+
+    def _key_round(
+        self, dynamic_keys: int | None, tried: set[tuple[int, str, int, str]], local_only: bool
+    ) -> dict[int, list[tuple[EquiJoin, list[Any], set[str]]]]:
+        """One round of key lists; after the first, only keys read from a side's
+        kept rows (a Spark key query over the long lists earlier rounds added
+        to its conditions costs seconds where reading them costs milliseconds)."""
         indexed = {r.number for r in self.indexed}
-        seen: set[tuple[int, str, int, str]] = set()
         found: dict[int, list[tuple[EquiJoin, list[Any], set[str]]]] = {}
         for join in self.derivation.joins:
             key = (join.fact, join.fact_column, join.dim, join.dim_column)
-            if key in seen or join.fact not in indexed:
+            if key in tried or join.fact not in indexed:
                 continue
-            seen.add(key)
+            if join.fact in self.fed.get(join.dim, ()):
+                continue  # its keys came from this very side: nothing new to learn
             dim = self.by_number[join.dim]
-            dim_where = self.derivation.where(join.dim)
-            fact = self.by_number[join.fact]
+            dim_where = self._where(join.dim)  # its own conditions, and keys of earlier rounds
             if dim_where is None or dim.why_whole is not None:
-                continue  # the other side is not filtered: its keys are all keys
+                continue  # not filtered (yet): its keys are all keys
+            tried.add(key)
+            fact = self.by_number[join.fact]
             before = self.pruned.get(join.fact)
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
+            relay = self._relay(join)
+            if self._one_file(fact) and not relay:
+                self._keys(join, None, "its other side is one file: nothing to skip", 0.0)
+                continue
             kinds = self._kinds(fact, join.fact_column)
             if not kinds:
                 self._keys(join, None, "no index on the column", 0.0)
@@ -158,18 +212,18 @@ class _Run:
             if many > MANY * bound:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
-            if not self._smaller(dim, fact):
+            if not relay and not self._smaller(dim, fact):
                 self._keys(
                     join, None, "its side is not much smaller than the side it would prune", 0.0
                 )
                 continue
-            keys = self._dim_keys(join, dim, dim_where, bound)
+            keys = self._dim_keys(join, dim, dim_where, bound, local_only)
+            if keys is None:
+                continue  # a later round's keys: none read locally, no Spark job for them
             self._keys(join, keys.values, keys.note, keys.seconds)
             if keys.values is not None:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
-        for number, lists in found.items():
-            self._add_key_conditions(number, lists)
-            self._prune(self.by_number[number])
+        return found
 
     def _add_key_conditions(
         self, number: int, lists: list[tuple[EquiJoin, list[Any], set[str]]]
@@ -187,7 +241,13 @@ class _Run:
         for at, (join, values, kinds) in enumerate(lists):
             form = key_form(kinds, shares, at, per_file)
             node = key_condition(
-                alias, join.fact_column, values, form.collapse, form.ranges, form.one_list
+                alias,
+                join.fact_column,
+                values,
+                form.collapse,
+                form.ranges,
+                form.one_list,
+                form.max_ranges,
             )
             note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
             if not form.listed:
@@ -243,7 +303,9 @@ class _Run:
             kinds.add("partition")
         return kinds
 
-    def _dim_keys(self, join: EquiJoin, dim: Reference, dim_where: str, bound: int) -> Keys:
+    def _dim_keys(
+        self, join: EquiJoin, dim: Reference, dim_where: str, bound: int, local_only: bool
+    ) -> Keys | None:
         pruned = self.pruned.get(dim.number)
         source = self.sources.get(dim.key)
         if pruned is not None and source is not None:
@@ -253,6 +315,8 @@ class _Run:
                 return Keys(join, None, f"more than {bound:,} keys (its bitmaps)", _since(started))
             if found is not None:
                 return Keys(join, found.keys, "read from its kept rows", _since(started))
+        if local_only:
+            return None
         if pruned is not None and pruned.frame is not None:
             name = placeholder(dim.number)
             return join_keys(
