@@ -30,7 +30,7 @@ import pyarrow.compute as pc
 from skipindex.expressions.casts import str_to_date
 from skipindex.reading.deletes import without_deleted
 from skipindex.spark.partitions import HIVE_NULL, unescape
-from skipindex.spark.session import read_parquet_paths
+from skipindex.spark.session import empty_frame, read_parquet_paths
 
 __all__ = ["delta_rows", "logical_schema", "physical_schema"]
 
@@ -57,7 +57,7 @@ def delta_rows(
     (see :func:`physical_schema`), read and then renamed."""
     schema = _nullable(schema)
     if not files:
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     deleted = deleted or {}
     if physical is None and (
         not partitions.num_columns or _folders_agree(root, files, partitions, schema)

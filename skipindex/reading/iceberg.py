@@ -18,7 +18,7 @@ from typing import Any
 from skipindex.errors import UnsupportedTableError
 from skipindex.pruning.result import PruneResult
 from skipindex.reading.deletes import without_deleted
-from skipindex.spark.session import read_parquet_paths
+from skipindex.spark.session import empty_frame, read_parquet_paths
 from skipindex.store.iceberg import FIELD_ID, IcebergSource, iceberg_arrow_schema, iceberg_files
 
 __all__ = ["FIELD_ID_READ", "iceberg_rows", "iceberg_spark_schema"]
@@ -40,7 +40,7 @@ def iceberg_rows(spark: Any, result: PruneResult, source: IcebergSource, root: s
         )
     schema = iceberg_spark_schema(source)
     if not result.files:
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     spark.conf.set(FIELD_ID_READ, "true")  # read when the plan runs: it stays set
     scan = read_parquet_paths(spark, spark.read.schema(schema), result.files)
     return without_deleted(spark, scan, result.files, result.deleted)

@@ -14,7 +14,7 @@ from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.folder import folder_frame
 from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
-from skipindex.spark.session import read_parquet_paths
+from skipindex.spark.session import empty_frame, read_parquet_paths
 from skipindex.spark.settings import SparkView
 from skipindex.store import query_log
 from skipindex.store.delta import delta_spark_schema_json
@@ -147,7 +147,7 @@ def kept_rows(
     if not result.files:
         if schema is None:
             schema = spark.read.option("basePath", root).parquet(root).schema
-        return spark.createDataFrame([], schema)
+        return empty_frame(spark, schema)
     reader = spark.read.option("basePath", root)
     if row_groups and schema is not None:
         by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)

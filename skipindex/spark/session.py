@@ -165,6 +165,15 @@ def read_parquet_paths(spark: Any, reader: Any, paths: list[str]) -> Any:
             spark.conf.set(_DISCOVERY_THRESHOLD, previous)
 
 
+def empty_frame(spark: Any, schema: Any) -> Any:
+    """No rows, typed by ``schema``, as a relation Spark knows is empty: a plain
+    ``createDataFrame([], schema)`` is an RDD scan, whose size Spark cannot tell
+    (joins with it are planned as joins with a huge table, sort-merge and all);
+    ``LIMIT 0`` over it is replaced by an empty local relation, which Spark's
+    optimizer propagates (a join with it is empty, its other side never read)."""
+    return spark.createDataFrame([], schema).limit(0)
+
+
 def escape_glob(path: str) -> str:
     """Spark globs the paths it is given; a file named ``a[1].parquet`` is literal."""
     return _GLOB_CHARS.sub(r"\\\1", path)
