@@ -126,6 +126,8 @@ class _Walk:
         found = run.row_kind(leaves[0])
         if found is None:
             return np.where(might[:, None], self.full, np.uint64(0))
+        if not might.any():  # no file's min-max lets it match (a key range past the data)
+            return np.zeros_like(self.full)
         kind, files = found
         words = kind.dense_rows(leaves, files, positions, within, self.sample)
         if words is None or words.shape != self.full.shape:

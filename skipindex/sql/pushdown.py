@@ -39,6 +39,7 @@ __all__ = [
     "output_form",
     "pushable",
     "pushable_grouped",
+    "relaxed",
     "trace_column",
 ]
 
@@ -76,9 +77,9 @@ def into_grouped(
     scope: Scope, condition: Condition, types: Mapping[int, Mapping[str, str]]
 ) -> Condition | None:
     """``condition`` (over ``scope``'s output) over the sources of aggregating
-    SELECT ``scope``, where every output column it names is a grouping key of a
-    table's column, not a float (Spark groups -0.0 with 0.0 and shows 0.0: a
-    condition telling them apart would keep other rows before than after)."""
+    SELECT ``scope``, through output columns that are grouping keys of a table's
+    column, not a float (Spark groups -0.0 with 0.0 and shows 0.0: a condition
+    telling them apart would keep other rows before than after)."""
     select = cast(exp.Select, scope.expression)
     keys = {
         (key.table, key.name)
@@ -86,17 +87,18 @@ def into_grouped(
         if isinstance(key, exp.Column) and isinstance(key.this, exp.Identifier)
     }
     outputs = _outputs(select)
-    for column in condition.node.find_all(exp.Column):
+
+    def grouping_key(column: exp.Column) -> bool:
         source = outputs.get(column.name) if column.table == OUT else None
         if not isinstance(source, exp.Column) or (source.table, source.name) not in keys:
-            return None
+            return False
         table = scope.sources.get(source.table)
         if not isinstance(table, exp.Table) or REF not in table.meta:
-            return None
+            return False
         spark_type = types.get(table.meta[REF], {}).get(source.name)
-        if spark_type is None or spark_type in ("float", "double"):
-            return None
-    return into_select(scope, condition)
+        return spark_type is not None and spark_type not in ("float", "double")
+
+    return into_select(scope, condition, grouping_key)
 
 
 def output_form(condition: Condition, alias: str) -> Condition:
@@ -109,13 +111,17 @@ def output_form(condition: Condition, alias: str) -> Condition:
     return condition.moved(node)
 
 
-def into_select(scope: Scope, condition: Condition) -> Condition | None:
+def into_select(
+    scope: Scope, condition: Condition, allowed: Callable[[exp.Column], bool] = lambda _: True
+) -> Condition | None:
     """``condition`` (over ``scope``'s output) over the sources of SELECT
-    ``scope``, or None where an output column is not a plain source column."""
+    ``scope``, through output columns that are plain source columns (and
+    ``allowed``), relaxed where some are not (see :func:`relaxed`); None where
+    nothing of it moves."""
     outputs = _outputs(cast(exp.Select, scope.expression))
 
     def swap(column: exp.Column) -> exp.Expr | None:
-        if column.table != OUT:
+        if column.table != OUT or not allowed(column):
             return None
         source = outputs.get(column.name)
         if not isinstance(source, exp.Column) or not isinstance(source.this, exp.Identifier):
@@ -124,8 +130,31 @@ def into_select(scope: Scope, condition: Condition) -> Condition | None:
             return None
         return source
 
-    node = replace_columns(condition.node, swap)
+    node = relaxed(condition.node, swap)
     return None if node is None else condition.moved(node, "pushed")
+
+
+def relaxed(node: exp.Expr, swap: Callable[[exp.Column], exp.Expr | None]) -> exp.Expr | None:
+    """``node`` with its columns swapped (:func:`replace_columns`), or, where some
+    cannot be, a weaker condition that can: an AND without the conjuncts that
+    cannot move, an OR of its disjuncts so weakened (none where one of them
+    weakens to nothing). Every row that meets ``node`` meets it, so pushing it
+    keeps every row the query needs: q04's six references to ``year_total``
+    push ``(dyear = 2001 AND sale_type = 's') OR ...``, whose ``sale_type`` is a
+    literal inside, as ``dyear = 2001 OR dyear = 2002``."""
+    whole = replace_columns(node, swap)
+    if whole is not None:
+        return whole
+    inner = node.unnest() if isinstance(node, exp.Paren) else node
+    if isinstance(inner, exp.And):
+        kept = [m for part in inner.flatten() if (m := relaxed(part, swap)) is not None]
+        return exp.and_(*kept) if kept else None
+    if isinstance(inner, exp.Or):
+        moved = [relaxed(part, swap) for part in inner.flatten()]
+        if any(m is None for m in moved):
+            return None
+        return exp.or_(*(exp.paren(m) for m in moved if m is not None))
+    return None
 
 
 def _outputs(select: exp.Expr) -> dict[str, exp.Expr | None]:
@@ -154,7 +183,7 @@ def into_branch(
             return None
         return exp.column(exp.to_identifier(branch_names[at]), table=OUT)
 
-    node = replace_columns(condition.node, swap)
+    node = relaxed(condition.node, swap)
     return None if node is None else condition.moved(node, "pushed")
 
 
@@ -196,7 +225,10 @@ def combine_references(pushes: list[list[Condition] | None]) -> list[Condition] 
     if len(pushes) == 1:
         return pushes[0]
     branches = [exp.and_(*(c.node for c in push)) for push in pushes if push]
-    node = exp.or_(*(exp.paren(b) for b in branches))
+    distinct = list({b.sql(dialect="spark"): b for b in branches}.values())  # q04: 6 for 2
+    if len(distinct) == 1:
+        return [Condition(distinct[0], "pushed", f"the same from all {len(pushes)} references")]
+    node = exp.or_(*(exp.paren(b) for b in distinct))
     note = f"the OR over its {len(pushes)} references"
     return [Condition(cast(exp.Expr, node), "pushed", note)]
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.evaluate import LIKELY_ROWS
+from skipindex.pruning.spread import column_spread
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
@@ -43,6 +44,9 @@ __all__ = ["sql", "sql_plan"]
 MANY = 4
 # Rounds of dynamic pruning: keys travel at most this many joins.
 ROUNDS = 3
+# A column whose median file spans more than this share of its range is not one
+# the table is clustered by: keys on it skip no file by min-max alone.
+UNCLUSTERED = 0.5
 
 
 def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True) -> Any:
@@ -109,6 +113,7 @@ class _Run:
         self.conditions = {n: list(c) for n, c in derivation.conditions.items()}
         self.pruned: dict[int, Pruned] = {}
         self.fed: dict[int, set[int]] = {}  # reference -> those whose keys pruned it
+        self.rendered: dict[int, str] = {}  # id of a condition (alive in conditions) -> SQL
         self.join_keys: list[JoinKeys] = []
         self.indexed = [
             r
@@ -120,7 +125,14 @@ class _Run:
 
     def _where(self, number: int) -> str | None:
         found = self.conditions.get(number) or []
-        return " AND ".join(f"({render(c.node)})" for c in found) or None
+        return " AND ".join(f"({self._text(c)})" for c in found) or None
+
+    def _text(self, condition: Condition) -> str:
+        """A condition as SQL, rendered once (key lists run to thousands of keys)."""
+        text = self.rendered.get(id(condition))
+        if text is None:
+            text = self.rendered[id(condition)] = render(condition.node)
+        return text
 
     def _prune(self, reference: Reference) -> None:
         self.pruned[reference.number] = prune_source(
@@ -152,6 +164,12 @@ class _Run:
     def _key_source(self, number: int) -> bool:
         """Whether reference ``number`` is the filtered side of a candidate join."""
         return any(j.dim == number and j.fact != number for j in self.derivation.joins)
+
+    def _unclustered(self, reference: Reference, column: str) -> bool:
+        """Whether the median file of ``reference``'s table spans over half of
+        ``column``'s range: keys then skip no file by min-max."""
+        spread = column_spread(self.sources[reference.key].location, column)
+        return spread is not None and spread > UNCLUSTERED
 
     def _relay(self, join: EquiJoin) -> bool:
         """Whether ``join``'s pruned side passes keys on to a third reference (q72's
@@ -206,6 +224,10 @@ class _Run:
             kinds = self._kinds(fact, join.fact_column)
             if not kinds:
                 self._keys(join, None, "no index on the column", 0.0)
+                continue
+            if kinds <= {"minmax"} and self._unclustered(fact, join.fact_column):
+                why = "only min-max answers the column, and each file spans most of its range"
+                self._keys(join, None, why, 0.0)
                 continue
             bound = key_bound(dynamic_keys, kinds)
             many = self._many_rows(join.dim)

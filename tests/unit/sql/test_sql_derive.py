@@ -341,3 +341,18 @@ def test_join_keys_reach_the_tables_of_a_union_all():
         derivation = derive(parsed, CATALOG)
         written = {r.number: r.written for r in parsed.references}
         assert not [j for j in derivation.joins if written[j.fact] == "fact"], query
+
+
+def test_what_cannot_move_is_left_out_of_a_pushed_condition():
+    """q04's shape: a CTE read twice, each reference filtered by its year and by a
+    column that is a literal inside: the years move, weakened to their OR."""
+    found = where(
+        "WITH t AS (SELECT k1 AS key, grp AS yr, 's' AS kind, count(*) AS n FROM dim "
+        "GROUP BY k1, grp UNION ALL SELECT k1 AS key, q AS yr, 'c' AS kind, count(*) AS n "
+        "FROM fact GROUP BY k1, q) SELECT * FROM t a JOIN t b ON a.key = b.key "
+        "WHERE a.yr = 1 AND a.kind = 's' AND b.yr = 2 AND b.kind = 's'"
+    )
+    assert found == {"dim": "((`grp` = 1) OR (`grp` = 2))", "fact": "((`q` = 1) OR (`q` = 2))"}
+    # an OR with a disjunct that moves nothing moves nothing
+    found = where("SELECT * FROM (SELECT k1, q + 1 AS q1 FROM fact) t WHERE t.k1 = 1 OR t.q1 = 2")
+    assert found == {"fact": None}
