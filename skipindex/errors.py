@@ -13,6 +13,7 @@ __all__ = [
     "InvalidPredicateError",
     "InvalidSpecError",
     "NotATableError",
+    "SessionChangedError",
     "SkipIndexError",
     "TableChangedError",
     "UnknownColumnError",
@@ -64,6 +65,11 @@ class ConflictError(SkipIndexError, RuntimeError):
 
 class WorkerEnvironmentError(SkipIndexError, RuntimeError):
     """Spark's Python workers cannot run skipindex (e.g. PYSPARK_PYTHON unset)."""
+
+
+class SessionChangedError(SkipIndexError, RuntimeError):
+    """A plan's DataFrame asked for after the session's time zone or another setting
+    that changes what a literal means was changed: its files were pruned under the old."""
 
 
 class TableChangedError(SkipIndexError, RuntimeError):

@@ -3,13 +3,16 @@ reference of the query was pruned and why."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from skipindex.errors import SessionChangedError
 from skipindex.pruning.result import PruneResult
+from skipindex.spark.settings import SparkView
 from skipindex.sql.conjuncts import Condition, has_function, render
 
-__all__ = ["JoinKeys", "ReferencePlan", "SqlPlan"]
+__all__ = ["JoinKeys", "ReferencePlan", "SqlPlan", "made_under"]
 
 _ORIGINS = {
     "written": "written",
@@ -114,11 +117,21 @@ class SqlPlan:
     reference what it was pruned with, where that came from, and what it kept."""
 
     query: str
-    frame: Any
+    # Makes the DataFrame: Spark analyses the rewritten query then, so a plan asked
+    # for its account alone (``explain``, ``--explain``) costs no Spark analysis.
+    frame_of: Callable[[], Any] = field(repr=False)
     references: list[ReferencePlan] = field(default_factory=list)
     joins: list[JoinKeys] = field(default_factory=list)
     note: str = ""  # why the whole query runs as written, if it does
-    seconds: float = 0.0
+    seconds: float = 0.0  # skipindex's own planning (Spark's analysis not included)
+    _frame: Any = field(default=None, init=False, repr=False)
+
+    @property
+    def frame(self) -> Any:
+        """The DataFrame of the query over the kept files (made on first use)."""
+        if self._frame is None:
+            self._frame = self.frame_of()
+        return self._frame
 
     def explain(self) -> str:
         lines = [
@@ -153,6 +166,23 @@ class SqlPlan:
             "seconds": self.seconds,
             "explanation": self.explain(),
         }
+
+
+def made_under(spark: Any, view: SparkView, make: Callable[[], Any]) -> Callable[[], Any]:
+    """``make``, refused once the session's settings are no longer ``view``: the
+    files were pruned with literals as those settings read them (a timestamp in
+    the session's zone), and Spark would read the query in the new ones."""
+
+    def frame() -> Any:
+        now = SparkView.of_session(spark)
+        if now != view:
+            raise SessionChangedError(
+                f"the query was planned under {view} and the session now has {now}: "
+                "plan it again (skipindex.sql_plan) in these settings"
+            )
+        return make()
+
+    return frame
 
 
 def _short(text: str, limit: int = 160) -> str:

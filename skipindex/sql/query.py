@@ -31,7 +31,7 @@ from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
 from skipindex.sql.frames import Pruned, prune_source
 from skipindex.sql.key_use import KeyList, indexed_rows, key_form
 from skipindex.sql.local_keys import ROW_LEVEL, local_keys
-from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan
+from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
 from skipindex.sql.text import escape, placeholder, run_sql, substitute
@@ -77,17 +77,16 @@ def sql_plan(
     parsed = parse(query, view.case_sensitive)
     if parsed is None:
         note = "not one query sqlglot can parse: Spark runs it as written"
-        return SqlPlan(query, spark.sql(query), note=note, seconds=_since(started))
+        return SqlPlan(query, lambda: spark.sql(query), note=note, seconds=_since(started))
     catalog, sources = resolve(spark, parsed)
     derivation = derive(parsed, catalog)
     run = _Run(spark, parsed, derivation, sources, view, row_groups)
     run.prune_static()
     if dynamic_keys != 0 and derivation.why_whole is None:
         run.prune_dynamic(dynamic_keys)
-    frame = run.frame()
     return SqlPlan(
         query,
-        frame,
+        made_under(spark, view, run.frame),
         run.plans(),
         run.join_keys,
         derivation.why_whole or "",

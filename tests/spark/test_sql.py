@@ -89,6 +89,17 @@ def test_nothing_kept_is_an_empty_table_of_the_same_schema(spark, fact):
     assert plan.frame.count() == 0
 
 
+def test_a_plans_frame_is_refused_once_the_session_zone_changed(spark, fact):
+    plan = si.sql_plan(spark, "SELECT id FROM fact WHERE id < 60")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kathmandu")
+    try:
+        with pytest.raises(si.SessionChangedError, match="Asia/Kathmandu"):
+            _ = plan.frame
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert sorted(r.id for r in plan.frame.collect()) == list(range(60))  # settings back
+
+
 def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     plan = _same(spark, "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
     fact_plan = next(r for r in plan.references if r.written == "fact")
