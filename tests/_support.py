@@ -221,6 +221,21 @@ def exact_rows(frame: Any) -> list[str]:
     return sorted(repr(tuple(r)) for r in frame.collect())
 
 
+def what_is_read(plan: Any) -> list[Any]:
+    """Per reference of ``plan``: whether it is replaced, and the files, row groups
+    and rows its view reads (its frame is a function of these and the text)."""
+    out = []
+    for reference in plan.references:
+        result = reference.result
+        if not reference.replaced or result is None:
+            out.append((reference.number, reference.replaced))
+            continue
+        rows = sorted((f, bytes(bitmap.serialize())) for f, bitmap in result.rows.items())
+        groups = sorted((f, tuple(g)) for f, g in result.row_groups.items())
+        out.append((reference.number, True, tuple(result.files), groups, rows))
+    return out
+
+
 def duckdb_oracle() -> Any:
     """A DuckDB connection whose answers agree with Spark's on the files tests write.
 

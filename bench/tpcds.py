@@ -1,0 +1,251 @@
+"""Section 13: TPC-DS, the workload warehouses are judged by, through ``si.sql``.
+
+DuckDB's tpcds extension generates the data and the 99 queries (tests/_tpcds.py:
+a helper venv holds the DuckDB version the extension pairs with); each fact table
+is sorted by its date key, as a warehouse loads it, and cut into 40 files (400 at
+SF10), each dimension one file. Indexes are generic, no query in mind: min-max
+on every ``_sk`` key, bit-sliced bitmaps on the facts' date, item and customer
+keys, equality bitmaps on dimension strings and bit-sliced bitmaps on dimension
+numbers. Every table is a view ``si.register`` made, so ``spark.sql(q)`` is plain
+Spark over the same views and ``si.sql(spark, q)`` is the same query pruned.
+
+Per query: the fact files read of those its fact references list, the planning
+time ``si.sql`` adds, and both sides' time to the last row, warm (each side's
+better of two runs, alternating which goes first), in one local[2] session.
+
+    ./dev python bench/tpcds.py                    # SF1, every query
+    ./dev python bench/tpcds.py --queries q72,q04  # some queries
+    ./dev python bench/tpcds.py --sf10 --top 20    # SF10: the 20 with the most fact bytes
+    ./dev python bench/tpcds.py --plot             # also bench/tpcds.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # tests._tpcds: the generator the TPC-DS test uses too
+
+import skipindex as si  # noqa: E402
+from skipindex.spark.session import local_session  # noqa: E402
+from tests._tpcds import FACTS, queries, register, tpcds, tpcds_indexes  # noqa: E402
+
+DATA = HERE / "data"
+TARGETS = {"total": 0.8, "geomean": 1.3, "worst": 0.95, "facts read": 0.30}
+
+
+@dataclass
+class QueryRun:
+    name: str
+    fact_files: int  # listed, over the query's fact references
+    fact_read: int  # read by si.sql
+    planning: float  # seconds si.sql_plan took
+    si_seconds: float  # best of the timed runs, planning included
+    spark_seconds: float
+    rows: int
+    same_rows: bool
+
+    @property
+    def speedup(self) -> float:
+        return self.spark_seconds / max(self.si_seconds, 1e-9)
+
+
+def _fact_files(plan: Any) -> tuple[int, int]:
+    """(files listed, files read) over the fact references of a planned query."""
+    listed = read = 0
+    for reference in plan.references:
+        if reference.table is None or Path(reference.table).name not in FACTS:
+            continue
+        result = reference.result
+        total = result.total if result is not None else _listed(reference.table)
+        listed += total
+        read += result.kept if (result is not None and reference.replaced) else total
+    return listed, read
+
+
+def _listed(table: str) -> int:
+    return len(list(Path(table).glob("*.parquet")))
+
+
+def _timed(action: Any) -> tuple[float, Any]:
+    started = time.perf_counter()
+    value = action()
+    return time.perf_counter() - started, value
+
+
+def run_query(spark: Any, name: str, query: str, runs: int) -> QueryRun:
+    def plain() -> list[Any]:
+        return spark.sql(query).collect()
+
+    def pruned() -> tuple[Any, list[Any]]:
+        plan = si.sql_plan(spark, query)
+        return plan, plan.frame.collect()
+
+    si_times, spark_times = [], []
+    plan, rows, expected = None, [], []
+    for round_ in range(runs):
+        order = [("si", pruned), ("spark", plain)]
+        for side, action in order if round_ % 2 == 0 else order[::-1]:
+            seconds, value = _timed(action)
+            if side == "si":
+                si_times.append(seconds)
+                plan, rows = value
+            else:
+                spark_times.append(seconds)
+                expected = value
+    assert plan is not None
+    listed, read = _fact_files(plan)
+    same = sorted(map(repr, rows)) == sorted(map(repr, expected))
+    return QueryRun(
+        name, listed, read, plan.seconds, min(si_times), min(spark_times), len(rows), same
+    )
+
+
+def summary(results: list[QueryRun]) -> dict[str, float]:
+    si_total = sum(r.si_seconds for r in results)
+    spark_total = sum(r.spark_seconds for r in results)
+    listed = sum(r.fact_files for r in results)
+    return {
+        "queries": len(results),
+        "si.sql seconds": si_total,
+        "spark.sql seconds": spark_total,
+        "total": si_total / spark_total,
+        "geomean": math.exp(sum(math.log(r.speedup) for r in results) / len(results)),
+        "worst": min(r.speedup for r in results),
+        "facts read": sum(r.fact_read for r in results) / max(listed, 1),
+        "2x or more": sum(r.speedup >= 2 for r in results),
+        "slower than 0.95x": sum(r.speedup < 0.95 for r in results),
+        "same rows": sum(r.same_rows for r in results),
+        "planning seconds": sum(r.planning for r in results),
+    }
+
+
+def render(results: list[QueryRun], totals: dict[str, float], title: str) -> str:
+    lines = [
+        f"## {title}",
+        "",
+        "| query | fact files read | of | si.sql planning (ms) | si.sql (s) | spark.sql (s) "
+        "| speedup | rows | same rows |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    lines.extend(
+        f"| {r.name} | {r.fact_read} | {r.fact_files} | {r.planning * 1000:.0f} | "
+        f"{r.si_seconds:.2f} | {r.spark_seconds:.2f} | {r.speedup:.2f}x | {r.rows} | "
+        f"{'yes' if r.same_rows else '**no**'} |"
+        for r in results
+    )
+    met = {
+        "total": totals["total"] <= TARGETS["total"],
+        "geomean": totals["geomean"] >= TARGETS["geomean"],
+        "worst": totals["worst"] >= TARGETS["worst"],
+        "facts read": totals["facts read"] <= TARGETS["facts read"],
+    }
+    lines += [
+        "",
+        f"Totals: si.sql {totals['si.sql seconds']:.1f} s, spark.sql "
+        f"{totals['spark.sql seconds']:.1f} s over {totals['queries']:.0f} queries "
+        f"(si.sql planning {totals['planning seconds']:.1f} s); same rows on "
+        f"{totals['same rows']:.0f}; {totals['2x or more']:.0f} queries at 2x or more, "
+        f"{totals['slower than 0.95x']:.0f} slower than 0.95x.",
+        "",
+        "| target | wanted | measured | met |",
+        "|---|---|---|---|",
+        f"| total time, si.sql / spark.sql | <= {TARGETS['total']} | {totals['total']:.2f} "
+        f"| {'yes' if met['total'] else 'no'} |",
+        f"| geometric mean of per-query speedups | >= {TARGETS['geomean']} | "
+        f"{totals['geomean']:.2f} | {'yes' if met['geomean'] else 'no'} |",
+        f"| slowest query's speedup | >= {TARGETS['worst']} | {totals['worst']:.2f} | "
+        f"{'yes' if met['worst'] else 'no'} |",
+        f"| fact files read, of those referenced | <= {TARGETS['facts read']:.0%} | "
+        f"{totals['facts read']:.1%} | {'yes' if met['facts read'] else 'no'} |",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def plot(results: list[QueryRun], target: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ordered = sorted(results, key=lambda r: r.speedup)
+    figure, axis = plt.subplots(figsize=(14, 4))
+    axis.bar([r.name for r in ordered], [r.speedup for r in ordered], color="tab:blue")
+    axis.axhline(1.0, color="black", linewidth=0.8)
+    axis.axhline(TARGETS["worst"], color="tab:red", linewidth=0.8, linestyle="--")
+    axis.set_ylabel("spark.sql time / si.sql time")
+    axis.set_title("TPC-DS per query: speedup of si.sql over spark.sql (warm, better of two)")
+    axis.tick_params(axis="x", labelrotation=90, labelsize=6)
+    figure.tight_layout()
+    figure.savefig(target, dpi=120)
+
+
+def prepare(spark: Any, scale: float, files: int) -> tuple[Path, dict[str, str]]:
+    """The data (generated once), indexed (incremental: a second run only lists),
+    registered; the queries in Spark's dialect."""
+    folder = tpcds(DATA / f"tpcds-sf{scale:g}-{files}".replace(".", "_"), scale, files)
+    for table in sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "queries"):
+        si.build_index(str(table), tpcds_indexes(table), spark=spark)
+    register(spark, folder)
+    return folder, queries(folder, spark)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sf10", action="store_true", help="SF10, facts in 400 files")
+    parser.add_argument("--queries", default="", help="q01,q72,... (default: every query)")
+    parser.add_argument("--top", type=int, default=0, help="only the N with most fact bytes")
+    parser.add_argument("--runs", type=int, default=2, help="timed runs per side")
+    parser.add_argument("--plot", action="store_true", help="draw bench/tpcds.png")
+    args = parser.parse_args(argv)
+    scale, files = (10.0, 400) if args.sf10 else (1.0, 40)
+    spark = local_session(cores=2, app_name="skipindex-bench-tpcds")
+    _, texts = prepare(spark, scale, files)
+    wanted = [q for q in args.queries.split(",") if q] or sorted(texts)
+    if args.top:
+        wanted = _most_fact_bytes(spark, texts, wanted, args.top)
+    results = []
+    for name in wanted:
+        result = run_query(spark, name, texts[name], args.runs)
+        results.append(result)
+        print(
+            f"{name}: {result.speedup:.2f}x (si.sql {result.si_seconds:.2f} s, spark.sql "
+            f"{result.spark_seconds:.2f} s, planning {result.planning * 1000:.0f} ms), "
+            f"facts {result.fact_read}/{result.fact_files}, same rows: {result.same_rows}",
+            flush=True,
+        )
+    totals = summary(results)
+    title = f"TPC-DS SF{scale:g}, facts in {files} files ({len(results)} queries)"
+    text = render(results, totals, title)
+    print(text)
+    suffix = "sf10" if args.sf10 else "sf1"
+    if (not args.queries and not args.top) or args.sf10:
+        (HERE / f"TPCDS-{suffix}.md").write_text(text)
+        (HERE / f"tpcds-{suffix}.json").write_text(
+            json.dumps({"totals": totals, "queries": [asdict(r) for r in results]}, indent=1)
+        )
+    if args.plot:
+        plot(results, HERE / f"tpcds-{suffix}.png")
+    return 0
+
+
+def _most_fact_bytes(spark: Any, texts: dict[str, str], names: list[str], top: int) -> list[str]:
+    """The ``top`` queries whose fact references list the most bytes."""
+    sizes = {}
+    for name in names:
+        plan = si.sql_plan(spark, texts[name], dynamic_keys=0)
+        tables = {r.table for r in plan.references if r.table and Path(r.table).name in FACTS}
+        sizes[name] = sum(p.stat().st_size for t in tables for p in Path(t).glob("*.parquet"))
+    return sorted(sorted(names, key=lambda n: -sizes[n])[:top])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
