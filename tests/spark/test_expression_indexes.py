@@ -174,11 +174,24 @@ def _spark_files(spark: Any, root: Path, wheres: list[str]) -> list[set[str]]:
     """Per predicate, the files Spark finds a TRUE row in (one job for all)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    frame = spark.read.parquet(str(root))
     flags = [F.max(F.when(F.expr(w), 1).otherwise(0)).alias(f"p{n}") for n, w in enumerate(wheres)]
-    rows = frame.groupBy(F.col("_metadata.file_name").alias("file")).agg(*flags).collect()
+    rows = _rows_with_files(spark, root).groupBy("file").agg(*flags).collect()
     # (Spark percent-encodes the names it reports)
     return [{unquote(r["file"]) for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
+
+
+_READ: dict[Path, Any] = {}
+
+
+def _rows_with_files(spark: Any, root: Path) -> Any:
+    """The table's rows as Spark reads them, with their file's name, read once and
+    cached in Spark (the predicates, evaluated in each session's zone, vary)."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    if root not in _READ:
+        frame = spark.read.parquet(str(root))
+        _READ[root] = frame.select("*", F.col("_metadata.file_name").alias("file")).cache()
+    return _READ[root]
 
 
 def _kept(root: Path, where: str, zone: str) -> tuple[set[str], si.PruneResult]:

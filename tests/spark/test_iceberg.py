@@ -124,10 +124,24 @@ def _truth(spark: Any, evolved: dict[str, Any], wheres: list[str]) -> list[set[s
     field id: pyiceberg's CoW deletes rewrite files, so the files are the rows)."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    frame = si.read(spark, "db.t", "TRUE", catalog=evolved["catalog"])
     flags = [F.max(F.when(F.expr(w), 1).otherwise(0)).alias(f"p{n}") for n, w in enumerate(wheres)]
-    rows = frame.groupBy(F.input_file_name().alias("f")).agg(*flags).collect()
+    rows = _live_rows(spark, evolved).groupBy("f").agg(*flags).collect()
     return [{Path(r["f"]).name for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
+
+
+_LIVE: dict[int, Any] = {}
+
+
+def _live_rows(spark: Any, evolved: dict[str, Any]) -> Any:
+    """The current snapshot's live rows with their file (``f``), read once per
+    snapshot and cached in Spark: the generated test asks for them 40 times."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    snapshot = evolved["table"].current_snapshot().snapshot_id
+    if snapshot not in _LIVE:
+        frame = si.read(spark, "db.t", "TRUE", catalog=evolved["catalog"])
+        _LIVE[snapshot] = frame.select("*", F.input_file_name().alias("f")).cache()
+    return _LIVE[snapshot]
 
 
 def test_the_issues_table_keeps_every_file_with_a_live_match(spark, indexed):
