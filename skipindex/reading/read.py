@@ -20,6 +20,7 @@ from skipindex.store import query_log
 from skipindex.store.delta import delta_spark_schema_json
 from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
+from skipindex.store.swaps import plans_in_flux
 
 __all__ = ["kept_rows", "read"]
 
@@ -154,8 +155,7 @@ def kept_rows(
         if by_groups is not None:
             return by_groups
     untyped = any(p.type is None for p in result.partitions)
-    listing_is_safe = not (result.not_parquet or result.swapping)
-    if (result.kept > FOLDER_SHARE * result.total or untyped) and listing_is_safe:
+    if (result.kept > FOLDER_SHARE * result.total or untyped) and _folder_is_safe(location, result):
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
@@ -167,6 +167,16 @@ def kept_rows(
     if schema is not None:
         reader = reader.schema(schema)
     return read_parquet_paths(spark, reader, result.files)
+
+
+def _folder_is_safe(location: TableLocation, result: PruneResult) -> bool:
+    """Whether Spark may list the folder itself: no file named as another format
+    (Spark would fail on it), and no in-place cluster moving files or just done
+    (Spark's listing is no snapshot: taken during the moves it can miss a group's
+    old and new files both; the kept files, named, fail loudly if moved instead).
+    A plan stages and verifies its files for seconds before it moves any, so one
+    with no folder now moves nothing while Spark lists."""
+    return not (result.not_parquet or result.swapping or plans_in_flux(location))
 
 
 def _read_by_row_groups(

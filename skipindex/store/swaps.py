@@ -3,11 +3,15 @@ such a cluster leaves behind. No Spark here: every prune settles its listing.
 
 An in-place commit moves each group's new files in, then its old files out to
 ``_skipindex/cluster/<plan_id>/replaced/``. A listing taken meanwhile can show
-a group old and new at once (never neither, because the old files leave only
-after all new ones arrived). :func:`settled_listing` turns any listing into a
-consistent one: where all of a group's new files are listed its old ones are
-hidden, else its new ones are, and a listing that shows a group half gone (the
-file system's listing was not one snapshot) is taken again.
+a group old and new at once. Because a listing is no snapshot of the folder, it
+can also show a group half gone, or neither old nor new (it passed a new file's
+place before the file moved in, and the old ones left before it reached
+theirs): a CI run lost rows so, 2026-11-27. :func:`settled_listing` turns any
+listing into a consistent one: where all of a group's new files are listed its
+old ones are hidden, else, where all its old ones are, its new ones; any other
+listing of a plan that is moving files (or has a folder: it may have just
+moved them) is taken again, unless the new files are gone from the disk too
+(a later plan packed them away).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ __all__ = [
     "clean_replaced",
     "new_file_name",
     "plan_of_file",
+    "plans_in_flux",
     "replaced_dir",
     "settled_listing",
     "staging_dir",
@@ -35,6 +40,9 @@ __all__ = [
 _NEW_FILE_PREFIX = "si-cluster-"
 _NEW_FILE = re.compile(r"^si-cluster-(\d+-[0-9a-f]{8})-\d+\.parquet$")
 RELIST_ATTEMPTS = 100
+# The states in which a plan's files may have moved: earlier ones only stage them
+# under _skipindex, and a rolled-back plan never touched the table.
+_MOVING = ("committing", "completed")
 RELIST_PAUSE_S = 0.05
 
 
@@ -79,6 +87,7 @@ def settled_listing(
         # One vectorised scan: this runs on every prune.
         candidates = listing.paths.filter(pc.match_substring(listing.paths, _NEW_FILE_PREFIX))
         plan_ids = {m.group(1) for p in candidates.to_pylist() if (m := _NEW_FILE.match(_base(p)))}
+        plan_ids |= plans_in_flux(location)
         if not plan_ids:
             return listing, []
         names = set(listing.paths.to_pylist())
@@ -86,18 +95,20 @@ def settled_listing(
         settled = True
         for plan_id in sorted(plan_ids):
             plan = load_plan(location, plan_id)
-            if plan is None or plan.destination is not None:
-                continue
+            if plan is None or plan.destination is not None or plan.state not in _MOVING:
+                continue  # not in place, or nothing moved (yet, or ever): the old files are it
             for group in plan.groups:
                 old, new = set(group.files), set(group.written)
-                if not old & names:
-                    continue
                 if new <= names:
                     hidden |= old & names
                 elif old <= names:
                     hidden |= new & names
-                else:
+                elif old & names or _any_there(location, new - names):
+                    # Half of each, or new files the listing missed: a listing is no
+                    # snapshot, and one taken while the files moved can miss a file
+                    # moved in behind it and the old ones moved out ahead of it.
                     settled = False
+                # else both are gone: a later plan packed the new files away
         if settled:
             return listing.without(hidden), sorted(hidden)
         time.sleep(RELIST_PAUSE_S)
@@ -106,6 +117,25 @@ def settled_listing(
         f"{location.user_root}: the listing kept changing under an in-place cluster commit; "
         "try again"
     )
+
+
+def plans_in_flux(location: TableLocation) -> set[str]:
+    """In-place plans whose files may be moving or just moved: those with a folder
+    (staged files, or old files moved aside until a vacuum cleans them). A listing
+    that missed every new file of such a plan names no file of it."""
+    selector = pafs.FileSelector(plans_dir(location), allow_not_found=True)
+    try:
+        entries = location.fs.get_file_info(selector)
+    except OSError:
+        return set()
+    return {e.base_name for e in entries if e.type == pafs.FileType.Directory}
+
+
+def _any_there(location: TableLocation, paths: set[str]) -> bool:
+    if not paths:
+        return False
+    infos = location.fs.get_file_info([location.fs_path(p) for p in sorted(paths)])
+    return any(i.type != pafs.FileType.NotFound for i in infos)
 
 
 def _base(path: str) -> str:

@@ -118,6 +118,42 @@ def test_settled_listing_shows_each_group_old_or_new_never_both(tmp_path, monkey
         settled(old[0], new[0])  # half of each: no consistent reading exists
 
 
+def test_a_listing_that_missed_a_moving_groups_old_and_new_files_is_taken_again(tmp_path):
+    """A listing is no snapshot: one taken while a group's files moved can miss the
+    new file (moved in behind it) and the old ones (moved out ahead of it). Such a
+    listing names no file of the plan; the plan's folder says it is moving."""
+    plan_id = new_plan_id()
+    new = swaps.new_file_name(plan_id, 0)
+    group = Group("", ("old1.parquet", "old2.parquet"), 10, 1, (new,))
+    plan = replace(_plan(tmp_path, (group,), state="completed"), plan_id=plan_id)
+    location = locate(tmp_path)
+    save_plan(location, plan)
+    (Path(plans_dir(location)) / plan_id / "replaced").mkdir(parents=True)
+    _write(tmp_path, new, "other.parquet")
+    missed = Listing.of(_files({"other.parquet": 1}))
+    whole = Listing.of(_files({"other.parquet": 1, new: 1}))
+    relists: list[int] = []
+
+    def relist() -> Listing:
+        relists.append(1)
+        return whole
+
+    files, hidden = swaps.settled_listing(location, missed, relist)
+    assert sorted(f.path for f in files.files()) == sorted(["other.parquet", new])
+    assert relists
+    assert hidden == []
+    (tmp_path / new).unlink()  # a later plan packed it away: both gone, nothing missed
+    files, _ = swaps.settled_listing(location, missed, relist)
+    assert [f.path for f in files.files()] == ["other.parquet"]
+    # A plan still staging (its folder there, nothing moved) leaves the old files be.
+    staging = Group("", ("other.parquet",), 1, 1, ())
+    inflight = replace(plan, plan_id=new_plan_id(), state="inflight", groups=(staging,))
+    save_plan(location, inflight)
+    (Path(plans_dir(location)) / inflight.plan_id / "staged").mkdir(parents=True)
+    files, hidden = swaps.settled_listing(location, missed, relist)
+    assert ([f.path for f in files.files()], hidden) == (["other.parquet"], [])
+
+
 def test_cluster_refuses_bad_settings_before_spark(tmp_path, capsys):
     _write(tmp_path, "t/p=1/a.parquet")
     table = tmp_path / "t"
