@@ -81,11 +81,7 @@ def into_grouped(
     column, not a float (Spark groups -0.0 with 0.0 and shows 0.0: a condition
     telling them apart would keep other rows before than after)."""
     select = cast(exp.Select, scope.expression)
-    keys = {
-        (key.table, key.name)
-        for key in select.args["group"].expressions
-        if isinstance(key, exp.Column) and isinstance(key.this, exp.Identifier)
-    }
+    keys = _grouping_keys(select)
     outputs = _outputs(select)
 
     def grouping_key(column: exp.Column) -> bool:
@@ -99,6 +95,16 @@ def into_grouped(
         return spark_type is not None and spark_type not in ("float", "double")
 
     return into_select(scope, condition, grouping_key)
+
+
+def _grouping_keys(select: exp.Select) -> set[tuple[str, str]]:
+    """(table, column) of each GROUP BY key that is a plain column."""
+    group = select.args.get("group")
+    return {
+        (key.table, key.name)
+        for key in (group.expressions if group else [])
+        if isinstance(key, exp.Column) and isinstance(key.this, exp.Identifier)
+    }
 
 
 def output_form(condition: Condition, alias: str) -> Condition:
@@ -269,15 +275,10 @@ def trace_column(
     source = _outputs(query).get(name)
     if not isinstance(source, exp.Column) or not isinstance(source.this, exp.Identifier):
         return None
-    if not pushable(query):
-        group = query.args.get("group")
-        keys = {
-            (k.table, k.name)
-            for k in (group.expressions if group else [])
-            if isinstance(k, exp.Column)
-        }
-        if not pushable_grouped(query) or (source.table, source.name) not in keys:
-            return None
+    if not pushable(query) and (
+        not pushable_grouped(query) or (source.table, source.name) not in _grouping_keys(query)
+    ):
+        return None
     inner = scope.sources.get(source.table)
     if isinstance(inner, exp.Table) and REF in inner.meta:
         return [(int(inner.meta[REF]), source.name)]
