@@ -165,7 +165,9 @@ def test_two_services_work_each_table_one_at_a_time(tmp_path: Path) -> None:
                 "GROUP BY table_name",
             )
             seen_running.append({r["table_name"]: r["n"] for r in running})
-            if commits < 6 and time.monotonic() > deadline - 230 + 8 * commits:
+            # Six commits 5 s apart from the 10th second on, as the services start
+            # their jobs: enough for both to find work while the other holds a table.
+            if commits < 6 and time.monotonic() > deadline - 230 + 5 * commits:
                 table = tables[commits % 2]
                 for _ in range(3):
                     write_file(table, written[table])
