@@ -42,6 +42,7 @@ __all__ = [
     "KeyForm",
     "KeyList",
     "expected_matches",
+    "index_kinds",
     "indexed_rows",
     "key_form",
 ]
@@ -78,6 +79,27 @@ def indexed_rows(source: Source | None) -> tuple[int, int] | None:
     rows = sum(s.rows for s in manifest.segments)
     files = sum(s.files for s in manifest.segments)
     return (rows, files) if files else None
+
+
+def index_kinds(source: Source, column: str) -> set[str]:
+    """The index kinds on ``column`` of ``source``'s table ("partition" for a
+    partition column)."""
+    try:
+        manifest = load_latest(source.location)
+    except (SkipIndexError, OSError):
+        return set()
+    if manifest is None:
+        return set()
+    wanted = column.lower()
+    kinds = {
+        str(d.kind)
+        for d in manifest.indexes
+        if getattr(d, "expression", None) is None
+        and str(getattr(d, "column", "") or "").lower() == wanted
+    }
+    if wanted in {p.lower() for p in manifest.partition_columns}:
+        kinds.add("partition")
+    return kinds
 
 
 def expected_matches(rows_per_file: float, lists: Sequence[KeyList], at: int) -> float | None:

@@ -65,7 +65,7 @@ class ReferencePlan:
                 )
             )
         lines.append(
-            f"  {'read from the kept files' if self.replaced else 'read as written'}"
+            f"  {'read from the kept files' if self.replaced else 'read whole'}"
             + (f": {self.note}" if self.note else "")
         )
         return lines

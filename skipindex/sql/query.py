@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from skipindex.errors import SkipIndexError
 from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.pruning.spread import column_spread
 from skipindex.spark.settings import SparkView
@@ -28,14 +27,13 @@ from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
 from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
-from skipindex.sql.frames import Pruned, prune_source
-from skipindex.sql.key_use import KeyList, indexed_rows, key_form
+from skipindex.sql.frames import Pruned, prune_source, whole_frame
+from skipindex.sql.key_use import KeyList, index_kinds, indexed_rows, key_form
 from skipindex.sql.local_keys import ROW_LEVEL, local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
 from skipindex.sql.text import escape, placeholder, run_sql, substitute
-from skipindex.store.manifest import load_latest
 
 __all__ = ["sql", "sql_plan"]
 
@@ -114,6 +112,7 @@ class _Run:
         self.fed: dict[int, set[int]] = {}  # reference -> those whose keys pruned it
         self.rendered: dict[int, str] = {}  # id of a condition (alive in conditions) -> SQL
         self.join_keys: list[JoinKeys] = []
+        self.wholes: dict[int, Any] = {}  # reference -> read whole, schema known (see _read)
         self.indexed = [
             r
             for r in parsed.references
@@ -220,7 +219,7 @@ class _Run:
             if self._one_file(fact) and not relay:
                 self._keys(join, None, "its other side is one file: nothing to skip", 0.0)
                 continue
-            kinds = self._kinds(fact, join.fact_column)
+            kinds = index_kinds(self.sources[fact.key], join.fact_column)
             if not kinds:
                 self._keys(join, None, "no index on the column", 0.0)
                 continue
@@ -303,27 +302,6 @@ class _Run:
             return True
         return sizes[0] * KEY_SIDE_SHARE <= sizes[1]
 
-    def _kinds(self, reference: Reference, column: str) -> set[str]:
-        """The index kinds on ``column`` of ``reference``'s table ("partition" for
-        a partition column)."""
-        source = self.sources[reference.key]
-        try:
-            manifest = load_latest(source.location)
-        except (SkipIndexError, OSError):
-            return set()
-        if manifest is None:
-            return set()
-        wanted = column.lower()
-        kinds = {
-            str(d.kind)
-            for d in manifest.indexes
-            if getattr(d, "expression", None) is None
-            and str(getattr(d, "column", "") or "").lower() == wanted
-        }
-        if wanted in {p.lower() for p in manifest.partition_columns}:
-            kinds.add("partition")
-        return kinds
-
     def _dim_keys(
         self, join: EquiJoin, dim: Reference, dim_where: str, bound: int, local_only: bool
     ) -> Keys | None:
@@ -338,11 +316,10 @@ class _Run:
                 return Keys(join, found.keys, "read from its kept rows", _since(started))
         if local_only:
             return None
-        if pruned is not None and pruned.frame is not None:
+        frame = self._read(dim)
+        if frame is not None:
             name = placeholder(dim.number)
-            return join_keys(
-                self.spark, join, "{" + name + "}", {name: pruned.frame}, dim_where, bound
-            )
+            return join_keys(self.spark, join, "{" + name + "}", {name: frame}, dim_where, bound)
         return join_keys(self.spark, join, escape(dim.written), {}, dim_where, bound)
 
     def _keys(self, join: EquiJoin, values: list[Any] | None, note: str, seconds: float) -> None:
@@ -350,17 +327,31 @@ class _Run:
         count = len(values) if values is not None else None
         self.join_keys.append(JoinKeys(join.text, fact.written, dim.written, count, note, seconds))
 
+    def _read(self, reference: Reference) -> Any:
+        """The frame the reference is read from: its kept files, else the table
+        read whole with the schema known here (None: as written)."""
+        pruned = self.pruned.get(reference.number)
+        if pruned is not None and pruned.frame is not None:
+            return pruned.frame
+        if reference.number not in self.wholes:
+            source, key = self.sources.get(reference.key), reference.key
+            whole = None
+            if source is not None and reference.why_whole is None and key.kind != "delta":
+                path = source.location.user_root if key.kind == "name" else key.name
+                whole = whole_frame(self.spark, source, path)
+            self.wholes[reference.number] = whole
+        return self.wholes[reference.number]
+
     def frame(self) -> Any:
-        replaced = {n: p for n, p in self.pruned.items() if p.frame is not None}
-        if not replaced:
+        frames, spans = {}, {}
+        for reference in self.parsed.references if self.derivation.why_whole is None else ():
+            frame = self._read(reference)
+            if frame is not None:
+                name = placeholder(reference.number)
+                spans[(reference.start, reference.end)] = reference.replacement("{" + name + "}")
+                frames[name] = frame
+        if not frames:
             return self.spark.sql(self.parsed.text)
-        spans = {}
-        for number in replaced:
-            reference = self.by_number[number]
-            spans[(reference.start, reference.end)] = reference.replacement(
-                "{" + placeholder(number) + "}"
-            )
-        frames = {placeholder(n): p.frame for n, p in replaced.items()}
         return run_sql(self.spark, substitute(self.parsed.text, spans), frames)
 
     def plans(self) -> list[ReferencePlan]:
