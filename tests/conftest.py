@@ -33,6 +33,21 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+@pytest.fixture(autouse=True)
+def _key_queries_on_small_tables(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Test tables are kilobytes: si.sql runs its Spark key queries on them as on
+    tables past ``KEY_QUERY_BYTES`` (a test of that bound sets it back)."""
+    if "spark" not in request.fixturenames:
+        yield
+        return
+    import importlib
+
+    sizes = importlib.import_module("skipindex.sql.sizes")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sizes, "KEY_QUERY_BYTES", 0)
+        yield
+
+
 # What each folder of tests needs beyond Python (pytest -m unit: none of it).
 _FOLDER_MARKS = {"unit": "unit", "spark": "spark", "objectstore": "server", "lifecycle": "process"}
 

@@ -23,6 +23,7 @@ from typing import Any
 from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.pruning.spread import column_spread
 from skipindex.spark.settings import SparkView
+from skipindex.sql import sizes
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
@@ -237,9 +238,14 @@ class _Run:
                     join, None, "its side is not much smaller than the side it would prune", 0.0
                 )
                 continue
-            keys = self._dim_keys(join, dim, dim_where, bound, local_only)
+            read = None if relay else self._bytes(fact)
+            small = read is not None and read < sizes.KEY_QUERY_BYTES
+            keys = self._dim_keys(join, dim, dim_where, bound, local_only or small)
+            if keys is None and small and not local_only:
+                why = "its other side is too small for a Spark key query to pay"
+                self._keys(join, None, why, 0.0)
             if keys is None:
-                continue  # a later round's keys: none read locally, no Spark job for them
+                continue  # none read locally, and no Spark job for them
             self._keys(join, keys.values, keys.note, keys.seconds)
             if keys.values is not None:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
@@ -292,12 +298,14 @@ class _Run:
         narrowed = sum(len(rows) for rows in result.rows.values())
         return int(narrowed + LIKELY_ROWS * result.row_level_sampled)
 
+    def _bytes(self, reference: Reference) -> int | None:
+        """The bytes ``reference`` reads (None: not known)."""
+        source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
+        return reference_bytes(self.spark, reference, source, pruned)
+
     def _smaller(self, dim: Reference, fact: Reference) -> bool:
         """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact``'s bytes."""
-        sizes = [
-            reference_bytes(self.spark, r, self.sources.get(r.key), self.pruned.get(r.number))
-            for r in (dim, fact)
-        ]
+        sizes = [self._bytes(dim), self._bytes(fact)]
         if sizes[0] is None or sizes[1] is None:
             return True
         return sizes[0] * KEY_SIDE_SHARE <= sizes[1]

@@ -4,6 +4,7 @@ leaves as written, explain(), and the `skipindex sql` command."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,26 @@ def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     plan = si.sql_plan(spark, query, dynamic_keys=2)
     assert all(j.keys is None for j in plan.joins)
     assert "its index says about 12 rows match" in plan.explain()
+
+
+def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, monkeypatch):
+    # fact's 4 files are a few KB, far below the bound si.sql runs with.
+    sizes = importlib.import_module("skipindex.sql.sizes")
+    monkeypatch.setattr(sizes, "KEY_QUERY_BYTES", 64 * 2**20)
+    jobs = []
+    monkeypatch.setattr(
+        importlib.import_module("skipindex.sql.query"),
+        "join_keys",
+        lambda *args, **kwargs: jobs.append(args) or None,
+    )
+    # k is not indexed in dim: only a Spark key query could give its keys.
+    plan = _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2")
+    assert not jobs
+    assert "too small for a Spark key query to pay" in plan.explain()
+    # Keys read from dim's bitmaps' rows cost no Spark job: those still prune.
+    plan = _same(spark, "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
+    assert [j.note for j in plan.joins if j.keys is not None] == ["read from its kept rows"]
+    assert not jobs
 
 
 def test_a_view_replaced_after_register_is_just_a_view(spark, fact, tmp_path):
