@@ -22,6 +22,7 @@ better of two runs, alternating which goes first), in one local[2] session.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import sys
@@ -214,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         wanted = _most_fact_bytes(spark, texts, wanted, args.top)
     results = []
     for name in wanted:
+        _collect_garbage(spark)  # between queries, outside the timings: both sides alike
         result = run_query(spark, name, texts[name], args.runs)
         results.append(result)
         print(
@@ -235,6 +237,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.plot:
         plot(results, HERE / f"tpcds-{suffix}.png")
     return 0
+
+
+def _collect_garbage(spark: Any) -> None:
+    """Python's garbage, then the driver JVM's: DataFrames Python no longer holds
+    release their JVM plans (file listings, broadcast relations) only when Python
+    collects them, and 99 queries' worth in a 4 GB driver once left too little heap
+    for q35's broadcast."""
+    gc.collect()
+    spark._jvm.java.lang.System.gc()
 
 
 def _most_fact_bytes(spark: Any, texts: dict[str, str], names: list[str], top: int) -> list[str]:
