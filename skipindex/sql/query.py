@@ -233,12 +233,12 @@ class _Run:
             if many > MANY * bound:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
-            if not relay and not self._smaller(dim, fact):
+            read = None if relay else self._bytes(fact)  # a listing: asked once
+            if not relay and not self._smaller(dim, read):
                 self._keys(
                     join, None, "its side is not much smaller than the side it would prune", 0.0
                 )
                 continue
-            read = None if relay else self._bytes(fact)
             small = read is not None and read < sizes.KEY_QUERY_BYTES
             keys = self._dim_keys(join, dim, dim_where, bound, local_only or small)
             if keys is None and small and not local_only:
@@ -303,12 +303,13 @@ class _Run:
         source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
         return reference_bytes(self.spark, reference, source, pruned)
 
-    def _smaller(self, dim: Reference, fact: Reference) -> bool:
-        """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact``'s bytes."""
-        sizes = [self._bytes(dim), self._bytes(fact)]
-        if sizes[0] is None or sizes[1] is None:
+    def _smaller(self, dim: Reference, fact_bytes: int | None) -> bool:
+        """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact_bytes``, the
+        bytes of the side it would prune (unknown either side: allowed)."""
+        dim_bytes = self._bytes(dim)
+        if dim_bytes is None or fact_bytes is None:
             return True
-        return sizes[0] * KEY_SIDE_SHARE <= sizes[1]
+        return dim_bytes * KEY_SIDE_SHARE <= fact_bytes
 
     def _dim_keys(
         self, join: EquiJoin, dim: Reference, dim_where: str, bound: int, local_only: bool
@@ -345,6 +346,7 @@ class _Run:
             source, key = self.sources.get(reference.key), reference.key
             whole = None
             if source is not None and reference.why_whole is None and key.kind != "delta":
+                # the registered view's folder, or the parquet. path as written
                 path = source.location.user_root if key.kind == "name" else key.name
                 whole = whole_frame(self.spark, source, path)
             self.wholes[reference.number] = whole

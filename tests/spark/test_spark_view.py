@@ -66,13 +66,7 @@ def build_every_kind(spark: Any, root: Path, columns: Sequence[str]) -> None:
 
 def spark_files(spark: Any, root: Path, where: Any) -> tuple[set[str], int]:
     """The files Spark finds a matching row in (relative paths), and its row count."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    frame = spark.read.option("basePath", str(root)).parquet(str(root))
-    condition = F.expr(where) if isinstance(where, str) else where
-    rows = frame.where(condition).select(F.input_file_name().alias("f")).collect()
-    files = {os.path.relpath(unquote(urlparse(r.f).path), root) for r in rows}
-    return files, len(rows)
+    return spark_files_of_each(spark, root, [where])[0]
 
 
 def spark_files_of_each(
