@@ -32,7 +32,12 @@ __all__ = ["JvmTree", "parse_column"]
 
 
 def parse_column(column: Any) -> Predicate:
-    """The predicate a PySpark ``Column`` (classic or Spark Connect) expresses."""
+    """The predicate a PySpark ``Column`` (classic or Spark Connect), or a Spark
+    Connect ``Expression`` message as a client sent it, expresses."""
+    from skipindex.expressions.proto_column import ProtoTree, is_expression_message
+
+    if is_expression_message(column):
+        return Walker(ProtoTree()).convert(column)
     if ".connect." in type(column).__module__:
         from skipindex.expressions.connect_column import ConnectTree
 
