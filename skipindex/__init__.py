@@ -31,6 +31,7 @@ from skipindex.errors import (
     VerificationError,
     WorkerEnvironmentError,
 )
+from skipindex.gateway import Gateway, gateway
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
 from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
@@ -59,6 +60,7 @@ __all__ = [
     "ConflictError",
     "Description",
     "EqualityBitmap",
+    "Gateway",
     "IndexCorruptError",
     "IndexFormatVersionError",
     "InvalidPredicateError",
@@ -86,6 +88,7 @@ __all__ = [
     "cluster",
     "describe",
     "drop_index",
+    "gateway",
     "maintain",
     "prune",
     "read",

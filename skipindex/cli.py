@@ -188,6 +188,7 @@ def _parser() -> argparse.ArgumentParser:
     query.set_defaults(run=commands.sql)
 
     _maintain_parser(verbs)
+    _gateway_parser(verbs)
     _advise_parser(verbs)
 
     demo = verbs.add_parser("demo", help="generate TPC-H data, index it, prune sample queries")
@@ -259,6 +260,22 @@ def _maintain_parser(verbs: Any) -> None:
             )
             step.add_argument("--master", help="Spark master URL (instead of the policy's)")
         step.set_defaults(run=commands.maintain)
+
+
+def _gateway_parser(verbs: Any) -> None:
+    text = (
+        "a Spark Connect server of skipindex's own: every call forwarded to the real "
+        "server, plans over indexed tables rewritten to read only the files that can match"
+    )
+    gateway = verbs.add_parser("gateway", help=text, description=text)
+    gateway.add_argument("--policy", help="TOML: [gateway] upstream, listen; [tables] name = path")
+    gateway.add_argument("--upstream", help="the Spark Connect server, sc://host:port")
+    gateway.add_argument("--listen", help="host:port to listen on (default: 127.0.0.1:15003)")
+    gateway.add_argument(
+        "--table", action="append", default=[], help="NAME=PATH, a catalog table's folder"
+    )
+    gateway.add_argument("--json", action="store_true", help=_JSON_HELP)
+    gateway.set_defaults(run=commands.gateway)
 
 
 def _kinds_help() -> str:

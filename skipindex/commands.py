@@ -224,6 +224,33 @@ def advise(args: argparse.Namespace) -> int:
     return 0
 
 
+def gateway(args: argparse.Namespace) -> int:
+    import logging
+
+    from skipindex.gateway import DEFAULT_LISTEN
+    from skipindex.gateway import gateway as start
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    tables = {}
+    for item in args.table:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise InvalidSpecError(f"--table {item!r}: expected NAME=PATH")
+        tables[name] = path
+    running = start(
+        args.upstream or "",
+        tables=tables,
+        listen=args.listen or DEFAULT_LISTEN,
+        policy=args.policy,
+    )
+    print(f"skipindex gateway: clients connect to {running.address}", flush=True)
+    try:
+        running.wait()
+    except KeyboardInterrupt:
+        running.stop()
+    return 0
+
+
 def demo(args: argparse.Namespace) -> int:
     from skipindex.demo import run_demo
 

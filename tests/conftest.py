@@ -33,6 +33,50 @@ def spark() -> Iterator[Any]:
     session.stop()
 
 
+# A Spark Connect server (pyspark's own plugin on a local[2] session) in a process of
+# its own, with token authentication; its sessions start in New York's zone.
+_CONNECT_SERVER = """
+import sys, time
+from pyspark.sql import SparkSession
+SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false") \\
+    .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin") \\
+    .config("spark.connect.grpc.binding.port", sys.argv[1]) \\
+    .config("spark.driver.memory", "1g") \\
+    .config("spark.sql.session.timeZone", "America/New_York").getOrCreate()
+print("ready", flush=True)
+while True:
+    time.sleep(3600)
+"""
+
+
+@pytest.fixture(scope="session")
+def connect_server() -> Iterator[tuple[int, str]]:
+    """(port, token) of a Spark Connect server, shared by the tests of a worker."""
+    import subprocess
+    import uuid
+
+    from tests._support import free_port
+
+    port, token = free_port(), uuid.uuid4().hex
+    # Not the classic session's gateway (PYSPARK_GATEWAY_*): a JVM of its own.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
+    env.update(PYSPARK_PYTHON=sys.executable, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
+    server = subprocess.Popen(
+        [sys.executable, "-c", _CONNECT_SERVER, str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        assert server.stdout.readline().strip() == "ready", "the Connect server did not start"
+        yield port, token
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
 @pytest.fixture(autouse=True)
 def _key_queries_on_small_tables(request: pytest.FixtureRequest) -> Iterator[None]:
     """Test tables are kilobytes: si.sql runs its Spark key queries on them as on

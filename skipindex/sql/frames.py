@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from skipindex.errors import SkipIndexError
+from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import kept_rows
 from skipindex.spark.settings import SparkView
@@ -43,13 +44,20 @@ class Pruned:
 
 
 def prune_source(
-    spark: Any, source: Source, where: str | None, view: SparkView, *, row_groups: bool = True
+    spark: Any,
+    source: Source,
+    where: str | Predicate | None,
+    view: SparkView,
+    *,
+    row_groups: bool = True,
 ) -> Pruned:
-    """The files of ``source`` that can hold a row for which ``where`` is TRUE."""
+    """The files of ``source`` that can hold a row for which ``where`` (SQL text,
+    or an unbound predicate already parsed) is TRUE."""
     started = time.perf_counter()
 
     def done(result: PruneResult | None, frame: Any, note: str) -> Pruned:
-        return Pruned(where, result, frame, note, time.perf_counter() - started)
+        shown = where if where is None or isinstance(where, str) else str(where)
+        return Pruned(shown, result, frame, note, time.perf_counter() - started)
 
     if where is None and not source.must_replace:
         return done(None, None, "no condition holds on every row it contributes")
@@ -59,7 +67,7 @@ def prune_source(
         with query_log.source("sql"):  # logged as an si.sql reference, where the log is on
             result = prune(
                 source.path,
-                where or "TRUE",
+                cast(Any, where) or "TRUE",  # prune parses text, binds a predicate as given
                 time_zone=view.time_zone,
                 case_sensitive=view.case_sensitive,
                 storage_options=dict(source.storage_options) or None,

@@ -108,8 +108,10 @@ def log_path() -> str | None:
 
 @contextmanager
 def source(name: str) -> Iterator[None]:
-    """Prunes in the block are logged as coming from ``name`` (``read``, ``sql``)."""
-    token = _source.set(name)
+    """Prunes in the block are logged as coming from ``name`` (``read``, ``sql``,
+    ``gateway``), unless a caller already named where they come from: an
+    ``si.sql`` the gateway runs is logged as the gateway's."""
+    token = _source.set(name if _source.get() == "prune" else _source.get())
     try:
         yield
     finally:

@@ -1,17 +1,14 @@
 """Spark Connect: build, prune with Connect Columns, and read through a Connect session.
 
-The Connect server that ships with pyspark runs in its own process (started
-here with ``SparkSession.builder.remote("local[2]")``), and this process talks
-to it as a pure client, next to the classic session the other tests share.
+The Connect server that ships with pyspark runs in its own process (the
+``connect_server`` fixture of tests/conftest.py), and this process talks to it
+as a pure client, next to the classic session the other tests share.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import subprocess
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,43 +19,15 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from tests._support import free_port
 
 pytestmark = pytest.mark.slow
 
-# The server pyspark's own remote("local[2]") starts: a local session with the Connect
-# plugin, here on a port of our choosing (remote("local") would then dial 15002).
-_SERVER = """
-import sys, time
-from pyspark.sql import SparkSession
-SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false") \\
-    .config("spark.plugins", "org.apache.spark.sql.connect.SparkConnectPlugin") \\
-    .config("spark.connect.grpc.binding.port", sys.argv[1]) \\
-    .config("spark.driver.memory", "1g") \\
-    .config("spark.sql.session.timeZone", "America/New_York").getOrCreate()
-print("ready", flush=True)
-while True:
-    time.sleep(3600)
-"""
-
 
 @pytest.fixture(scope="module")
-def connect() -> Iterator[Any]:
-    port, token = free_port(), uuid.uuid4().hex
-    # Not the classic session's gateway (PYSPARK_GATEWAY_*): a JVM of its own.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
-    env.update(PYSPARK_PYTHON=sys.executable, SPARK_CONNECT_AUTHENTICATE_TOKEN=token)
-    server = subprocess.Popen(
-        [sys.executable, "-c", _SERVER, str(port)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+def connect(connect_server: tuple[int, str]) -> Iterator[Any]:
+    port, token = connect_server
+    os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
     try:
-        assert server.stdout is not None
-        assert server.stdout.readline().strip() == "ready", "the Connect server did not start"
-        os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
         from pyspark.sql.connect.session import SparkSession
 
         session = SparkSession.builder.remote(f"sc://localhost:{port}").getOrCreate()
@@ -66,8 +35,6 @@ def connect() -> Iterator[Any]:
         session.stop()
     finally:
         os.environ.pop("SPARK_CONNECT_AUTHENTICATE_TOKEN", None)
-        server.terminate()
-        server.wait(timeout=30)
 
 
 def _table(root: Path) -> Path:

@@ -59,9 +59,7 @@ def test_every_verb_prints_json(table: Path, capsys: Capture):
     assert repaired["version"] == 2
 
 
-def test_vacuum_on_a_table_with_no_index_says_there_is_nothing_to_do(
-    table: Path, capsys: Capture
-):
+def test_vacuum_on_a_table_with_no_index_says_there_is_nothing_to_do(table: Path, capsys: Capture):
     assert main(["drop", str(table), "--all"]) == 0
     assert not (table / "_skipindex").exists()
     capsys.readouterr()
