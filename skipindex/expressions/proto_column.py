@@ -31,8 +31,10 @@ _PLAIN = frozenset({"boolean", "byte", "short", "integer", "long", "float", "dou
 
 
 def is_expression_message(value: Any) -> bool:
-    descriptor = getattr(value, "DESCRIPTOR", None)
-    return getattr(descriptor, "full_name", None) == _EXPRESSION
+    # On the class: a Connect Column answers any attribute with a column of that name.
+    descriptor = getattr(type(value), "DESCRIPTOR", None)
+    name = getattr(descriptor, "full_name", None)
+    return isinstance(name, str) and name == _EXPRESSION
 
 
 class ProtoTree:

@@ -9,9 +9,10 @@ from types import TracebackType
 from typing import Any
 
 from skipindex.gateway.policy import DEFAULT_LISTEN, GatewayPolicy, load_gateway_policy
-from skipindex.gateway.rewrite import ACCOUNT_KEY, Rewriter
+from skipindex.gateway.rewrite import ACCOUNT_JSON_KEY, ACCOUNT_KEY, Rewriter
 
 __all__ = [
+    "ACCOUNT_JSON_KEY",
     "ACCOUNT_KEY",
     "DEFAULT_LISTEN",
     "Gateway",

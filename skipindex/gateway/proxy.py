@@ -6,13 +6,14 @@ descriptor, so a method added later forwards too) is passed through as bytes:
 the client's metadata (its token and headers) unchanged, the server's headers,
 trailers and errors back unchanged, a cancelled call cancelled upstream. Two
 methods are looked into: ``ExecutePlan``, whose plan :class:`.Rewriter` may
-replace, and ``Config``, where a get of ``skipindex.gateway.lastPlan`` is
-answered with the session's last account (sent on as a get with that default,
+replace, and ``Config``, where a get of ``skipindex.gateway.lastPlan`` (or
+``lastPlanJson``) is answered with the session's last account (sent on as a get with that default,
 so the server's own session ids come back as the client expects).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Iterator
 from concurrent import futures
@@ -20,7 +21,7 @@ from typing import Any
 
 import grpc
 
-from skipindex.gateway.rewrite import ACCOUNT_KEY, Rewriter
+from skipindex.gateway.rewrite import ACCOUNT_JSON_KEY, ACCOUNT_KEY, Rewriter
 from skipindex.gateway.sessions import forwarded_headers
 
 __all__ = ["SERVICE", "serve"]
@@ -28,12 +29,21 @@ __all__ = ["SERVICE", "serve"]
 SERVICE = "spark.connect.SparkConnectService"
 _LOG = logging.getLogger("skipindex.gateway")
 _STATUS = frozenset({"grpc-status", "grpc-message"})  # gRPC sets these from abort()
+# Connect clients ping every 60 s even between calls (PySpark, the JVM client);
+# gRPC's server default (one ping in 5 min) would answer GOAWAY "too_many_pings".
+_CLIENT_PINGS = [
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.min_ping_interval_without_data_ms", 10_000),
+    ("grpc.http2.max_ping_strikes", 0),
+]
 _UNLIMITED = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
 
 
 def serve(listen: str, upstream: grpc.Channel, rewriter: Rewriter) -> tuple[grpc.Server, int]:
     """A started server on ``listen`` (``host:port``; port 0 picks one) and its port."""
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=32), options=_UNLIMITED)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=32), options=_UNLIMITED + _CLIENT_PINGS
+    )
     server.add_generic_rpc_handlers((_Forwarder(upstream, rewriter),))
     port = server.add_insecure_port(listen)
     if port == 0:
@@ -86,11 +96,13 @@ class _Forwarder(grpc.GenericRpcHandler):  # type: ignore[misc]
         keys = list(operation.get.keys)
         if not keys or any(not k.startswith("skipindex.gateway.") for k in keys):
             return request
-        account = self._rewriter.account(message.session_id)
+        answers = {
+            ACCOUNT_KEY: self._rewriter.account(message.session_id),
+            ACCOUNT_JSON_KEY: json.dumps(self._rewriter.account_of(message.session_id)),
+        }
         operation.ClearField("get")
         for key in keys:
-            value = account if key == ACCOUNT_KEY else ""
-            operation.get_with_default.pairs.add(key=key, value=value)
+            operation.get_with_default.pairs.add(key=key, value=answers.get(key, ""))
         return bytes(message.SerializeToString())
 
     def _unary_unary(self, method: str, name: str) -> Any:

@@ -23,9 +23,10 @@ from skipindex.gateway.read_node import rewrite_filtered_read
 from skipindex.gateway.sql_node import may_name_an_index, rewrite_sql
 from skipindex.store import query_log
 
-__all__ = ["ACCOUNT_KEY", "Rewriter"]
+__all__ = ["ACCOUNT_JSON_KEY", "ACCOUNT_KEY", "Rewriter"]
 
 ACCOUNT_KEY = "skipindex.gateway.lastPlan"  # spark.conf.get(...) through the gateway
+ACCOUNT_JSON_KEY = "skipindex.gateway.lastPlanJson"  # the same, as JSON
 _LOG = logging.getLogger("skipindex.gateway")
 _WRITES = ("write_operation", "write_operation_v2")
 _ZSTD = 1  # spark.connect.CompressionCodec.COMPRESSION_CODEC_ZSTD
@@ -37,35 +38,52 @@ class Rewriter:
 
     def __init__(self, tables: Mapping[str, str], session_for: Callable[..., Any]) -> None:
         self._tables, self._session_for = dict(tables), session_for
-        self._accounts: dict[str, str] = {}
+        self._accounts: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
     def account(self, session_id: str) -> str:
+        """What the gateway did to the session's last rewritten plan, in words."""
+        found = self.account_of(session_id)
+        if found is None:
+            return "skipindex gateway: no plan rewritten yet"
+        lines = [f"skipindex gateway: plan rewritten in {found['seconds'] * 1000:.0f} ms"]
+        for part in found["parts"]:
+            if part["kind"] == "sql":
+                lines.append(part["explanation"])
+            else:
+                lines.append(f"read {part['table']}: kept {part['kept']} of {part['total']} files")
+        return "\n".join(lines)
+
+    def account_of(self, session_id: str) -> dict[str, Any] | None:
+        """The same as a document: ``seconds`` and ``parts``, one per relation
+        replaced (``kind`` ``sql``: :meth:`SqlPlan.to_dict`; ``read``: ``table``,
+        ``kept``, ``total``)."""
         with self._lock:
-            return self._accounts.get(session_id, "skipindex gateway: no plan rewritten yet")
+            return self._accounts.get(session_id)
 
     def execute_plan(self, request: Any, headers: list[tuple[str, Any]]) -> Any | None:
         """The request to send instead of ``request`` (None: send it as it is)."""
         started = time.perf_counter()
         try:
             with query_log.source("gateway"):
-                rewritten, lines = self._rewrite(request, headers)
+                rewritten, parts = self._rewrite(request, headers)
         except Exception as exc:  # never refuse a plan for the gateway's own failure
             _LOG.warning("plan sent as written: %s: %s", type(exc).__name__, exc)
             return None
         if rewritten is None:
             return None
-        took = (time.perf_counter() - started) * 1000
-        account = "\n".join([f"skipindex gateway: plan rewritten in {took:.0f} ms", *lines])
+        account = {"seconds": time.perf_counter() - started, "parts": parts}
         with self._lock:
             self._accounts[request.session_id] = account
-        _LOG.info("%s", account)
+        _LOG.info("%s", self.account(request.session_id))
         return rewritten
 
-    def _rewrite(self, request: Any, headers: list[tuple[str, Any]]) -> tuple[Any, list[str]]:
+    def _rewrite(
+        self, request: Any, headers: list[tuple[str, Any]]
+    ) -> tuple[Any, list[dict[str, Any]]]:
         plan = request.plan
         root, command = _operation(plan)
-        lines: list[str] = []
+        lines: list[dict[str, Any]] = []
         session: list[Any] = []
 
         def session_for() -> Any:
@@ -83,15 +101,15 @@ class Rewriter:
                 done = rewrite_sql(session_for(), node, self._tables)
                 if done is None:
                     return None
-                lines.append(done.plan.explain())
+                lines.append({"kind": "sql", **done.plan.to_dict()})
                 return fit(done.relation, node)
             if which == "filter":
                 found = rewrite_filtered_read(session_for, node, fit)
                 if found is None:
                     return None
                 result = found.pruned.result
-                kept = f"{result.kept} of {result.total}" if result is not None else "?"
-                lines.append(f"read {found.path}: kept {kept} files")
+                kept, total = (result.kept, result.total) if result is not None else (None, None)
+                lines.append({"kind": "read", "table": found.path, "kept": kept, "total": total})
                 return found.relation
             return None
 

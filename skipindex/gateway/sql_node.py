@@ -2,28 +2,38 @@
 
 The query runs through :func:`skipindex.sql_plan` in the client's own session
 (see :mod:`.sessions`), so it means exactly what it means there. A policy's
-table name is read as its Parquet folder only once the session says the name is
-that folder: not a temporary view, a catalog table of provider ``parquet`` at
-that location, with no storage options and no partitions kept in the catalog,
-and typed as Spark types the folder. Anything else is left as the client sent it.
+table name is pruned as its Parquet folder only once the session says, at this
+query, that the name is that folder: ``DESCRIBE TABLE EXTENDED`` shows a catalog
+table (not a temporary view, which may be anything) of provider ``parquet`` at
+that location, with no storage options and no partitions kept in the catalog.
+The kept files are then read with the table's own schema, as Spark reads the
+table. Anything else is left as the client sent it.
 """
 
 from __future__ import annotations
 
 import posixpath
 import re
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from skipindex.sql.catalog import Source, known_tables
 from skipindex.sql.derive import parse
 from skipindex.sql.plan import SqlPlan
 from skipindex.sql.query import sql_plan
-from skipindex.sql.references import Reference
+from skipindex.store.location import locate
 
 __all__ = ["SqlRewrite", "may_name_an_index", "rewrite_sql"]
 
 _PATH_REFERENCE = re.compile(r"\b(parquet|delta)\s*\.\s*`", re.IGNORECASE)
+# (session, what DESCRIBE said) -> the table's schema: DESCRIBE lists every column
+# and its type, so while its answer is the same, so is the schema.
+_SCHEMAS: dict[tuple[Any, ...], Any] = {}
+_SCHEMAS_MAX = 4096
+_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -40,10 +50,8 @@ def rewrite_sql(session: Any, node: Any, tables: Mapping[str, str]) -> SqlRewrit
     text = str(sql.query)
     if not may_name_an_index(text, tables):
         return None  # no extra round trip for a query that reads no indexed table
-    by_folder = _names_as_folders(session, text, tables)
-    if by_folder is None:
-        return None
-    plan = sql_plan(session, by_folder)
+    with known_tables(_confirmed(session, text, tables)):
+        plan = sql_plan(session, text)
     if not any(reference.replaced for reference in plan.references):
         return None  # nothing skipped: Spark gets the query exactly as sent
     relation = plan.frame._plan.plan(session.client)
@@ -58,61 +66,73 @@ def may_name_an_index(text: str, tables: Mapping[str, str]) -> bool:
     )
 
 
-def _names_as_folders(session: Any, text: str, tables: Mapping[str, str]) -> str | None:
-    """``text`` with each reference to a policy table the session confirms
-    replaced by ``parquet.`folder``` (None: the text does not parse)."""
+def _confirmed(session: Any, text: str, tables: Mapping[str, str]) -> dict[str, Source]:
+    """The policy tables ``text`` names that the session confirms are their folders."""
     parsed = parse(text)
     if parsed is None:
-        return None
-    from sqlglot import exp
-
-    ctes = {cte.alias_or_name.lower() for cte in parsed.tree.find_all(exp.CTE)}
-    spans: dict[tuple[int, int], str] = {}
-    confirmed: dict[str, bool] = {}
-    for reference in parsed.references:
-        name = reference.key.name.lower()
-        if reference.key.kind != "name" or name in ctes or name not in tables:
-            continue
-        if name not in confirmed:
-            confirmed[name] = _is_the_folder(session, reference.written, tables[name])
-        if confirmed[name]:
-            spans[(reference.start, reference.end)] = _folder_reference(reference, tables[name])
-    out, at = [], 0
-    for (start, end), replacement in sorted(spans.items()):
-        out += [text[at:start], replacement]
-        at = end
-    return "".join([*out, text[at:]])
+        return {}
+    named = {r.key.name.lower(): r.written for r in parsed.references if r.key.kind == "name"}
+    asked = [(name, written) for name, written in named.items() if name in tables]
+    # One round trip per name, all at once: a star schema names a table per dimension.
+    with ThreadPoolExecutor(max_workers=min(8, len(asked) or 1)) as pool:
+        schemas = list(
+            pool.map(lambda item: _folder_table_schema(session, item[1], tables[item[0]]), asked)
+        )
+    return {
+        name: Source(tables[name], locate(tables[name]), (), schema)
+        for (name, _), schema in zip(asked, schemas, strict=True)
+        if schema is not None
+    }
 
 
-def _folder_reference(reference: Reference, folder: str) -> str:
-    quoted = "parquet.`" + folder.replace("`", "``") + "`"
-    return reference.replacement(quoted)
-
-
-def _is_the_folder(session: Any, written: str, folder: str) -> bool:
-    """Whether ``written`` names, in the client's session, the Parquet folder ``folder``."""
+def _folder_table_schema(session: Any, written: str, folder: str) -> Any | None:
+    """The schema of the table ``written`` names in the client's session, where it
+    is a plain catalog table over the Parquet folder ``folder`` (else None)."""
     try:
-        rows = session.sql(f"DESCRIBE TABLE EXTENDED {written}").collect()
+        rows = _command_rows(session, f"DESCRIBE TABLE EXTENDED {written}")
     except Exception:  # not a table the client can see: not ours to read
-        return False
+        return None
     details = {str(r[0]).strip(): str(r[1] or "").strip() for r in rows if r[0]}
     if details.get("Type", "").upper() not in ("EXTERNAL", "MANAGED"):
-        return False  # a view (temporary or not) may be anything
+        return None  # a view (temporary or not) may be anything
     if details.get("Provider", "").lower() != "parquet":
-        return False
+        return None
     if details.get("Partition Provider", "").lower() == "catalog":
-        return False  # partitions the catalog lists, wherever they are
+        return None  # partitions the catalog lists, wherever they are
     if details.get("Storage Properties", "") not in ("", "[]"):
-        return False  # options may change what Spark reads
+        return None  # options may change what Spark reads
+    if _normal(details.get("Location", "")) != _normal(folder):
+        return None
+    key = (session.session_id, tuple(tuple(map(str, r)) for r in rows))
+    with _LOCK:
+        known = _SCHEMAS.get(key)
+    if known is not None:
+        return known
     try:
-        if _normal(details.get("Location", "")) != _normal(folder):
-            return False
-        table = session.table(written).schema
-        quoted = folder.replace("`", "``")
-        files = session.sql(f"SELECT * FROM parquet.`{quoted}`").schema  # noqa: S608 -- a path
+        schema = session.table(written).schema
     except Exception:
-        return False
-    return bool(table == files)
+        return None
+    with _LOCK:
+        if len(_SCHEMAS) > _SCHEMAS_MAX:
+            _SCHEMAS.clear()
+        _SCHEMAS[key] = schema
+    return schema
+
+
+def _command_rows(session: Any, text: str) -> list[tuple[Any, ...]]:
+    """The rows of a SQL command, from the command's own answer where it holds
+    them (one round trip, where ``session.sql(text).collect()`` takes two)."""
+    import pyarrow as pa
+    from pyspark.sql.connect.plan import SQL
+
+    _, properties, _ = session.client.execute_command(SQL(text).command(session.client))
+    relation = properties.get("sql_command_result")
+    if relation is not None and relation.WhichOneof("rel_type") == "local_relation":
+        local = relation.local_relation
+        if local.HasField("data"):
+            table = pa.ipc.open_stream(local.data).read_all()
+            return [tuple(row.values()) for row in table.to_pylist()]
+    return [tuple(row) for row in session.sql(text).collect()]
 
 
 def _normal(path: str) -> str:

@@ -19,7 +19,9 @@ from __future__ import annotations
 import functools
 import hashlib
 import weakref
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +33,7 @@ from skipindex.sql.references import TableKey
 from skipindex.store.delta import delta_version
 from skipindex.store.location import StorageOptions, TableLocation, locate
 
-__all__ = ["Registration", "Source", "register", "resolve"]
+__all__ = ["Registration", "Source", "known_tables", "register", "resolve"]
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,23 @@ class Source:
     schema: Any  # pyspark StructType
     must_replace: bool = False  # Spark cannot read the reference itself (delta. paths)
     delta_version: int | None = None  # a registered Delta view's snapshot
+
+
+# Table names whose source a caller already established in this session (the
+# gateway: a catalog table it confirmed is a Parquet folder), lower-cased.
+_known: ContextVar[Mapping[str, Source] | None] = ContextVar("skipindex_known_tables", default=None)
+
+
+@contextmanager
+def known_tables(sources: Mapping[str, Source]) -> Iterator[None]:
+    """In the block, a query's unqualified reference to one of ``sources``' names
+    (compared ignoring case, as Spark's catalog compares table names) is that
+    source, unless the query defines the name itself (a CTE)."""
+    token = _known.set({name.lower(): source for name, source in sources.items()})
+    try:
+        yield
+    finally:
+        _known.reset(token)
 
 
 _registrations: weakref.WeakKeyDictionary[Any, dict[str, Registration]] = (
@@ -197,6 +216,9 @@ class _Settings:
 
 def _source(spark: Any, key: TableKey, case_sensitive: bool, settings: _Settings) -> Source | None:
     try:
+        known = _known.get() or {}
+        if key.kind == "name" and key.name.lower() in known:
+            return known[key.name.lower()]
         if key.kind == "name":
             entry = registration(spark, key.name, case_sensitive)
             if entry is None:
