@@ -2,7 +2,7 @@
 
 A Spark Connect server (pyspark's plugin, local[2], its own JVM) holds the
 TPC-DS SF1 tables of bench/tpcds.py (made and indexed there: run it first) as
-catalog tables. Three clients run the same queries with ``spark.sql`` and
+catalog tables (``--sf10``: SF10). Three clients run the same queries with ``spark.sql`` and
 collect the rows: one connected straight to the server, one through a gateway
 with no tables in its policy (every call forwarded, nothing rewritten: the
 overhead), one through a gateway whose policy names every table (the plans
@@ -10,8 +10,10 @@ rewritten to read the kept files). Per query: each side's better of two runs
 (alternating which goes first), the ratios to direct, and the fact files the
 pruning gateway kept, from its account.
 
-    ./dev python bench/gateway.py                 # 20 TPC-DS queries
-    ./dev python bench/gateway.py --queries q03,q42 --plot
+    ./dev python bench/gateway.py --plot          # SF1, 20 queries: bench/GATEWAY-sf1.md
+    ./dev python bench/gateway.py --min-mb 0      # SF1, every indexed query rewritten
+    ./dev python bench/gateway.py --sf10          # SF10, 8 queries of a few seconds
+    ./dev python bench/gateway.py --queries q03,q42
 """
 
 from __future__ import annotations
@@ -34,10 +36,11 @@ from skipindex.gateway import ACCOUNT_KEY  # noqa: E402
 from tests._support import free_port  # noqa: E402
 from tests._tpcds import FACTS  # noqa: E402
 
-DATA = HERE / "data" / "tpcds-sf1-40"
-QUERIES = (
-    "q03,q07,q12,q15,q19,q20,q26,q27,q33,q37,q42,q43,q52,q55,q56,q60,q71,q82,q96,q98"
-)
+DATA = {1: HERE / "data" / "tpcds-sf1-40", 10: HERE / "data" / "tpcds-sf10-400"}
+QUERIES = {
+    1: "q03,q07,q12,q15,q19,q20,q26,q27,q33,q37,q42,q43,q52,q55,q56,q60,q71,q82,q96,q98",
+    10: "q10,q33,q35,q56,q60,q69,q71,q77",  # the SF10 set's queries of a few seconds
+}
 _SERVER = """
 import sys, time
 from pyspark.sql import SparkSession
@@ -54,12 +57,18 @@ while True:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", default=QUERIES, help="q03,q42,... (TPC-DS names)")
+    parser.add_argument("--sf10", action="store_true", help="SF10 (bench/tpcds.py --sf10 first)")
+    parser.add_argument("--queries", default="", help="q03,q42,... (TPC-DS names)")
+    parser.add_argument(
+        "--min-mb", type=float, default=None, help="the pruning gateway's floor (default 256)"
+    )
     parser.add_argument("--runs", type=int, default=2, help="timed runs per side")
     parser.add_argument("--plot", action="store_true", help="draw bench/gateway.png")
     args = parser.parse_args(argv)
-    if not (DATA / "READY").exists():
-        print("run bench/tpcds.py first: it makes and indexes the SF1 data", file=sys.stderr)
+    scale = 10 if args.sf10 else 1
+    data, names = DATA[scale], (args.queries or QUERIES[scale]).split(",")
+    if not (data / "READY").exists():
+        print("run bench/tpcds.py first: it makes and indexes the data", file=sys.stderr)
         return 2
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_GATEWAY")}
@@ -69,28 +78,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         assert server.stdout is not None
         assert server.stdout.readline().strip() == "ready", "the Connect server did not start"
-        rows = _run(port, args.queries.split(","), args.runs)
+        rows = _run(port, data, names, args.runs, args.min_mb)
     finally:
         server.terminate()
         server.wait(timeout=60)
-    text = _render(rows)
+    floor = "default" if args.min_mb is None else f"{args.min_mb:g} MB"
+    text = _render(rows, f"TPC-DS SF{scale}, the pruning gateway's floor {floor}")
     print(text)
-    if args.queries == QUERIES:
-        (HERE / "GATEWAY.md").write_text(text)
-        (HERE / "gateway.json").write_text(json.dumps(rows, indent=1))
-    if args.plot:
-        _plot(rows, HERE / "gateway.png")
+    if not args.queries:
+        suffix = f"sf{scale}" + ("" if args.min_mb is None else f"-floor{args.min_mb:g}")
+        (HERE / f"GATEWAY-{suffix}.md").write_text(text)
+        (HERE / f"gateway-{suffix}.json").write_text(json.dumps(rows, indent=1))
+        if args.plot:
+            _plot(rows, HERE / f"gateway-{suffix}.png")
     return 0
 
 
-def _run(port: int, names: list[str], runs: int) -> list[dict[str, Any]]:
+def _run(
+    port: int, data: Path, names: list[str], runs: int, min_mb: float | None
+) -> list[dict[str, Any]]:
     from pyspark.sql.connect.session import SparkSession
 
     upstream = f"sc://localhost:{port}"
-    tables = {p.name: str(p) for p in DATA.iterdir() if p.is_dir() and p.name != "queries"}
-    texts = {n: (DATA / "queries" / f"{n}.sql").read_text() for n in names}
+    tables = {p.name: str(p) for p in data.iterdir() if p.is_dir() and p.name != "queries"}
+    texts = {n: (data / "queries" / f"{n}.sql").read_text() for n in names}
     plain = si.gateway(upstream, listen="127.0.0.1:0")
-    pruning = si.gateway(upstream, tables=tables, listen="127.0.0.1:0")
+    pruning = si.gateway(upstream, tables=tables, listen="127.0.0.1:0", min_table_mb=min_mb)
     sessions = {
         "direct": SparkSession.builder.remote(upstream).create(),
         "pass-through": SparkSession.builder.remote(plain.address).create(),
@@ -147,12 +160,12 @@ def _fact_files(account: dict[str, Any] | None, tables: dict[str, str]) -> tuple
     return read, listed
 
 
-def _render(rows: list[dict[str, Any]]) -> str:
+def _render(rows: list[dict[str, Any]], title: str) -> str:
     direct = sum(r["direct"] for r in rows)
     through = sum(r["pass-through"] for r in rows)
     pruning = sum(r["pruning"] for r in rows)
     lines = [
-        f"## The Spark Connect gateway, TPC-DS SF1 ({len(rows)} queries, better of two)",
+        f"## The Spark Connect gateway: {title} ({len(rows)} queries, better of two)",
         "",
         "| query | direct (s) | pass-through (s) | ratio | pruning gateway (s) | ratio "
         "| fact files kept |",

@@ -8,7 +8,13 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import Any
 
-from skipindex.gateway.policy import DEFAULT_LISTEN, GatewayPolicy, load_gateway_policy
+from skipindex.errors import InvalidSpecError
+from skipindex.gateway.policy import (
+    DEFAULT_LISTEN,
+    DEFAULT_MIN_TABLE_MB,
+    GatewayPolicy,
+    load_gateway_policy,
+)
 from skipindex.gateway.rewrite import ACCOUNT_JSON_KEY, ACCOUNT_KEY, Rewriter
 
 __all__ = [
@@ -33,7 +39,10 @@ class Gateway:
         from skipindex.gateway.sessions import ClientSessions
 
         if not policy.upstream:
-            raise ValueError("the gateway needs an upstream Spark Connect server (sc://host:port)")
+            raise InvalidSpecError(
+                "the gateway needs an upstream Spark Connect server: --upstream sc://host:port "
+                "or upstream in the policy's [gateway]"
+            )
         if policy.query_log:
             from skipindex.store.query_log import use_query_log
 
@@ -48,7 +57,8 @@ class Gateway:
             channel = grpc.insecure_channel(target, options=options)
         self._channel = channel
         self._sessions = ClientSessions(target, secure)
-        self.rewriter = Rewriter(policy.tables, self._sessions.session)
+        min_bytes = int(policy.min_table_mb * 2**20)
+        self.rewriter = Rewriter(policy.tables, self._sessions.session, min_bytes)
         self._server, self.port = serve(policy.listen, channel, self.rewriter)
         host = policy.listen.rsplit(":", 1)[0].strip("[]")
         local = host in ("127.0.0.1", "0.0.0.0", "")  # noqa: S104 -- a name to dial, not a bind
@@ -83,13 +93,16 @@ def gateway(
     tables: Mapping[str, str] | None = None,
     listen: str = DEFAULT_LISTEN,
     query_log: str | None = None,
+    min_table_mb: float | None = None,
     policy: Any = None,
 ) -> Gateway:
     """Start a gateway in this process: Spark Connect on ``listen`` (loopback by
     default; port 0 picks a free one), every call forwarded to ``upstream``
     (``sc://host:port``), plans over indexed tables rewritten to read only the
     files that can match. ``tables`` maps catalog table names to their Parquet
-    folders; ``policy`` (a file, as ``skipindex gateway --policy``) gives all of it."""
+    folders. A query naming less than ``min_table_mb`` of indexed data (default
+    256) goes as sent: the gateway's planning would cost more than it saves.
+    ``policy`` (a file, as ``skipindex gateway --policy``) gives all of it."""
     if policy is not None:
         loaded = load_gateway_policy(policy)
         return Gateway(
@@ -98,7 +111,9 @@ def gateway(
                 listen if listen != DEFAULT_LISTEN else loaded.listen,
                 dict(loaded.tables) | {k.lower(): v for k, v in (tables or {}).items()},
                 query_log or loaded.query_log,
+                loaded.min_table_mb if min_table_mb is None else min_table_mb,
             )
         )
     named = {k.lower(): v for k, v in (tables or {}).items()}
-    return Gateway(GatewayPolicy(upstream, listen, named, query_log))
+    floor = DEFAULT_MIN_TABLE_MB if min_table_mb is None else min_table_mb
+    return Gateway(GatewayPolicy(upstream, listen, named, query_log, floor))

@@ -19,6 +19,7 @@ from typing import Any
 from skipindex.expressions.column import parse_column
 from skipindex.expressions.leaves import connect
 from skipindex.expressions.visitors import Shape
+from skipindex.gateway.sql_node import indexed_folder_bytes
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned, prune_source
@@ -35,7 +36,7 @@ class ReadRewrite:
 
 
 def rewrite_filtered_read(
-    session_for: Callable[[], Any], node: Any, fit: Callable[[Any, Any], Any]
+    session_for: Callable[[], Any], node: Any, fit: Callable[[Any, Any], Any], min_bytes: int
 ) -> ReadRewrite | None:
     """The pruned form of the ``Filter`` relation ``node`` (None: send it as it is).
     ``session_for()`` gives the client's session, asked for only where it is needed;
@@ -52,9 +53,9 @@ def rewrite_filtered_read(
     if source.format.lower() != "parquet" or len(source.paths) != 1 or not plain:
         return None
     path = str(source.paths[0])
+    if indexed_folder_bytes(path) < max(min_bytes, 1):
+        return None  # not indexed, or too small for the round trips to pay
     location = locate(path)
-    if location.is_delta or not location.exists(location.index_dir):
-        return None
     session = session_for()
     view = SparkView.of_session(session)
     conditions = [parse_column(f.filter.condition) for f in filters]

@@ -36,8 +36,11 @@ _OP_RELATION, _OP_COMMAND = 1, 2  # spark.connect.Plan.CompressedOperation.OpTyp
 class Rewriter:
     """Rewrites ``ExecutePlanRequest`` messages; keeps each session's last account."""
 
-    def __init__(self, tables: Mapping[str, str], session_for: Callable[..., Any]) -> None:
+    def __init__(
+        self, tables: Mapping[str, str], session_for: Callable[..., Any], min_bytes: int = 0
+    ) -> None:
         self._tables, self._session_for = dict(tables), session_for
+        self._min_bytes = min_bytes
         self._accounts: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
 
@@ -98,13 +101,13 @@ class Rewriter:
         def replace(node: Any) -> Any | None:
             which = node.WhichOneof("rel_type")
             if which == "sql" and may_name_an_index(node.sql.query, self._tables):
-                done = rewrite_sql(session_for(), node, self._tables)
+                done = rewrite_sql(session_for, node, self._tables, self._min_bytes)
                 if done is None:
                     return None
                 lines.append({"kind": "sql", **done.plan.to_dict()})
                 return fit(done.relation, node)
             if which == "filter":
-                found = rewrite_filtered_read(session_for, node, fit)
+                found = rewrite_filtered_read(session_for, node, fit, self._min_bytes)
                 if found is None:
                     return None
                 result = found.pruned.result

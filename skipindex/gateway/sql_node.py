@@ -15,18 +15,18 @@ from __future__ import annotations
 import posixpath
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 from skipindex.sql.catalog import Source, known_tables
-from skipindex.sql.derive import parse
+from skipindex.sql.derive import Parsed, parse
 from skipindex.sql.plan import SqlPlan
 from skipindex.sql.query import sql_plan
 from skipindex.store.location import locate
 
-__all__ = ["SqlRewrite", "may_name_an_index", "rewrite_sql"]
+__all__ = ["SqlRewrite", "indexed_folder_bytes", "may_name_an_index", "rewrite_sql"]
 
 _PATH_REFERENCE = re.compile(r"\b(parquet|delta)\s*\.\s*`", re.IGNORECASE)
 # (session, what DESCRIBE said) -> the table's schema: DESCRIBE lists every column
@@ -42,15 +42,23 @@ class SqlRewrite:
     plan: SqlPlan
 
 
-def rewrite_sql(session: Any, node: Any, tables: Mapping[str, str]) -> SqlRewrite | None:
-    """The pruned form of the ``SQL`` relation ``node`` (None: send it as it is)."""
+def rewrite_sql(
+    session_for: Callable[[], Any], node: Any, tables: Mapping[str, str], min_bytes: int
+) -> SqlRewrite | None:
+    """The pruned form of the ``SQL`` relation ``node`` (None: send it as it is).
+    ``session_for()`` gives the client's session; below ``min_bytes`` of indexed
+    tables named, the query goes as sent before any round trip."""
     sql = node.sql
     if sql.args or sql.pos_args or sql.named_arguments or sql.pos_arguments:
         return None  # a parameterized query: its markers are not ours to fill
     text = str(sql.query)
     if not may_name_an_index(text, tables):
         return None  # no extra round trip for a query that reads no indexed table
-    with known_tables(_confirmed(session, text, tables)):
+    parsed = parse(text)
+    if parsed is None or _indexed_bytes(parsed, tables) < min_bytes:
+        return None
+    session = session_for()
+    with known_tables(_confirmed(session, parsed, tables)):
         plan = sql_plan(session, text)
     if not any(reference.replaced for reference in plan.references):
         return None  # nothing skipped: Spark gets the query exactly as sent
@@ -66,11 +74,31 @@ def may_name_an_index(text: str, tables: Mapping[str, str]) -> bool:
     )
 
 
-def _confirmed(session: Any, text: str, tables: Mapping[str, str]) -> dict[str, Source]:
-    """The policy tables ``text`` names that the session confirms are their folders."""
-    parsed = parse(text)
-    if parsed is None:
-        return {}
+def _indexed_bytes(parsed: Parsed, tables: Mapping[str, str]) -> int:
+    """Bytes of the indexed folders the query names (policy tables and paths)."""
+    folders = set()
+    for reference in parsed.references:
+        name = reference.key.name
+        if reference.key.kind == "name" and name.lower() in tables:
+            folders.add(tables[name.lower()])
+        elif reference.key.kind == "parquet":
+            folders.add(name)
+    return sum(indexed_folder_bytes(folder) for folder in folders)
+
+
+def indexed_folder_bytes(folder: str) -> int:
+    """The bytes of ``folder``'s data files where it holds an index, else 0."""
+    try:
+        location = locate(folder)
+        if location.is_delta or not location.exists(location.index_dir):
+            return 0
+        return int(location.list_table().sizes.sum())
+    except Exception:  # not a folder we can read: nothing to prune there
+        return 0
+
+
+def _confirmed(session: Any, parsed: Parsed, tables: Mapping[str, str]) -> dict[str, Source]:
+    """The policy tables the query names that the session confirms are their folders."""
     named = {r.key.name.lower(): r.written for r in parsed.references if r.key.kind == "name"}
     asked = [(name, written) for name, written in named.items() if name in tables]
     # One round trip per name, all at once: a star schema names a table per dimension.

@@ -74,7 +74,10 @@ def lake(
     os.environ["SPARK_CONNECT_AUTHENTICATE_TOKEN"] = token
     from pyspark.sql.connect.session import SparkSession
 
-    running = si.gateway(f"sc://localhost:{port}", tables=tables, listen="127.0.0.1:0")
+    # Test tables are kilobytes: no floor (a test below checks the default one).
+    running = si.gateway(
+        f"sc://localhost:{port}", tables=tables, listen="127.0.0.1:0", min_table_mb=0
+    )
     try:
         direct = SparkSession.builder.remote(f"sc://localhost:{port}").create()
         through = SparkSession.builder.remote(running.address).create()
@@ -161,6 +164,23 @@ def test_dataframe_filters_over_a_read_prune_with_the_clients_own_references(lak
     assert _kept(through.conf.get(ACCOUNT_KEY)) == [(1, 6)]
 
 
+def test_the_query_log_says_the_gateway_pruned(lake, tmp_path):
+    from skipindex.store import query_log
+
+    log = str(tmp_path / "queries.db")
+    _, through = _both(lake, "UTC")
+    query_log.use_query_log(log)
+    try:
+        through.sql("SELECT id FROM events WHERE id = 321").collect()
+        events = through.read.parquet(lake["events"])
+        events.filter(events["id"] == 42).collect()
+    finally:
+        query_log.use_query_log(None)
+    logged = query_log.queries(log, lake["events"])
+    assert [r.source for r in logged] == ["gateway", "gateway"]
+    assert sorted(r.files_kept for r in logged) == [1, 1]
+
+
 def test_what_the_gateway_cannot_vouch_for_goes_as_sent(lake):
     direct, through = _both(lake, "UTC")
     before = through.conf.get(ACCOUNT_KEY)
@@ -175,6 +195,16 @@ def test_what_the_gateway_cannot_vouch_for_goes_as_sent(lake):
     assert [r.id for r in read.collect()] == [7]
     assert through.sql("SELECT id FROM events WHERE id = :k", args={"k": 7}).collect()[0].id == 7
     assert through.conf.get(ACCOUNT_KEY) == before
+    # Under the default floor (256 MB of indexed data), kilobyte tables go as sent.
+    from pyspark.sql.connect.session import SparkSession
+
+    with si.gateway(
+        f"sc://localhost:{lake['port']}", tables={"events": lake["events"]}, listen="127.0.0.1:0"
+    ) as floored:
+        client = SparkSession.builder.remote(floored.address).create()
+        assert client.sql("SELECT id FROM events WHERE id = 7").collect()[0].id == 7
+        assert floored.rewriter.account_of(client.session_id) is None
+        client.client.close()
     # Errors come back as the server sent them.
     from pyspark.errors import AnalysisException
 

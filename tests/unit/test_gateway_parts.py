@@ -187,6 +187,21 @@ def test_an_unknown_expression_might_match():
     assert prepare(udf, pa.schema([("id", pa.int64())])) is not None
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["gateway", "--table", "nopath"], "expected NAME=PATH"),
+        (["gateway", "--policy", "/nowhere/g.toml"], "not found"),
+        (["gateway"], "upstream"),
+    ],
+)
+def test_the_gateway_command_says_what_is_wrong(argv, message, capsys):
+    from skipindex.cli import main
+
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_the_account_key_becomes_a_get_with_its_default():
     from skipindex.gateway.proxy import _Forwarder
     from skipindex.gateway.rewrite import Rewriter
