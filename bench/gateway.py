@@ -135,6 +135,8 @@ def _run(
                 flush=True,
             )
     finally:
+        for session in sessions.values():  # before the gateways they talk through go
+            session.stop()
         plain.stop()
         pruning.stop()
     return out

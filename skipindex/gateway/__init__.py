@@ -100,8 +100,8 @@ def gateway(
     default; port 0 picks a free one), every call forwarded to ``upstream``
     (``sc://host:port``), plans over indexed tables rewritten to read only the
     files that can match. ``tables`` maps catalog table names to their Parquet
-    folders. A query naming less than ``min_table_mb`` of indexed data (default
-    256) goes as sent: the gateway's planning would cost more than it saves.
+    folders. A query naming no indexed table of ``min_table_mb`` (default 256)
+    goes as sent: the gateway's planning would cost more than it saves.
     ``policy`` (a file, as ``skipindex gateway --policy``) gives all of it."""
     if policy is not None:
         loaded = load_gateway_policy(policy)

@@ -5,7 +5,7 @@
     upstream = "sc://spark-host:15002"    # the real Spark Connect server
     listen = "127.0.0.1:15003"            # loopback unless told otherwise
     query_log = "queries.db"              # optional: log what was pruned
-    min_table_mb = 256                    # leave queries over less indexed data as sent
+    min_table_mb = 256                    # queries naming no larger indexed table: as sent
 
     [tables]                              # catalog table name -> its Parquet folder
     store_sales = "/lake/store_sales"
@@ -37,9 +37,9 @@ __all__ = [
 
 POLICY_VERSION = 1
 DEFAULT_LISTEN = "127.0.0.1:15003"
-# Below this many MB of indexed data in a query, the gateway's planning (a few
-# round trips to the server, 0.1-0.5 s) costs more than the files it could skip
-# save (bench/GATEWAY.md): such queries go as sent.
+# A query naming no indexed table of this many MB goes as sent: the gateway's
+# planning (a few round trips to the server, 0.1-0.5 s) would cost more than the
+# files it could skip save (bench/GATEWAY-sf1.md).
 DEFAULT_MIN_TABLE_MB = 256.0
 
 

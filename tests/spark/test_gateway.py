@@ -139,6 +139,11 @@ def test_sql_through_the_gateway_is_spark_sql_reading_fewer_files(lake, zone):
         == direct.sql(query).filter("mode = 'AIR'").count()
     )
     assert _kept(through.conf.get(ACCOUNT_KEY)) == [(1, 6)]
+    # ... and the client's references to that DataFrame (its plan id) still resolve.
+    frames = [session.sql(query) for session in (direct, through)]
+    narrowed = [f.filter(f["id"] > 50).select(f["id"], "day") for f in frames]
+    assert _rows(narrowed[1]) == _rows(narrowed[0])
+    assert _kept(through.conf.get(ACCOUNT_KEY)) == [(1, 6)]
 
 
 @pytest.mark.parametrize("zone", ["UTC", "Asia/Kathmandu"])
