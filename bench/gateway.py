@@ -31,8 +31,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-import skipindex as si  # noqa: E402
-from skipindex.gateway import ACCOUNT_KEY  # noqa: E402
+from skipindex.gateway import ACCOUNT_JSON_KEY  # noqa: E402
 from tests._support import free_port  # noqa: E402
 from tests._tpcds import FACTS  # noqa: E402
 
@@ -102,19 +101,21 @@ def _run(
     upstream = f"sc://localhost:{port}"
     tables = {p.name: str(p) for p in data.iterdir() if p.is_dir() and p.name != "queries"}
     texts = {n: (data / "queries" / f"{n}.sql").read_text() for n in names}
-    plain = si.gateway(upstream, listen="127.0.0.1:0")
-    pruning = si.gateway(upstream, tables=tables, listen="127.0.0.1:0", min_table_mb=min_mb)
+    # Each gateway in a process of its own, as it is deployed (`skipindex gateway`).
+    floor = [] if min_mb is None else ["--min-table-mb", str(min_mb)]
+    plain = _gateway(upstream, [])
+    pruning = _gateway(upstream, [f"--table={n}={p}" for n, p in tables.items()] + floor)
     sessions = {
         "direct": SparkSession.builder.remote(upstream).create(),
-        "pass-through": SparkSession.builder.remote(plain.address).create(),
-        "pruning": SparkSession.builder.remote(pruning.address).create(),
+        "pass-through": SparkSession.builder.remote(plain[1]).create(),
+        "pruning": SparkSession.builder.remote(pruning[1]).create(),
     }
     for name, folder in tables.items():
         sessions["direct"].sql(f"CREATE TABLE {name} USING parquet LOCATION '{folder}'").collect()
     out = []
     try:
         for name in names:
-            before = pruning.rewriter.account_of(sessions["pruning"].session_id)
+            before = sessions["pruning"].conf.get(ACCOUNT_JSON_KEY)
             best: dict[str, float] = {}
             for round_ in range(runs):
                 order = list(sessions.items())
@@ -123,9 +124,9 @@ def _run(
                     session.sql(texts[name]).toArrow()
                     seconds = time.perf_counter() - started
                     best[side] = min(best.get(side, seconds), seconds)
-            sessions["pruning"].conf.get(ACCOUNT_KEY)  # as a client asks: the Config path
-            account = pruning.rewriter.account_of(sessions["pruning"].session_id)
-            kept, total = _fact_files(account if account is not before else None, tables)
+            account = sessions["pruning"].conf.get(ACCOUNT_JSON_KEY)  # as any client asks
+            rewritten = json.loads(account) if account != before else None
+            kept, total = _fact_files(rewritten, tables)
             row = {"query": name, **best, "fact files kept": kept, "fact files": total}
             out.append(row)
             print(
@@ -137,9 +138,26 @@ def _run(
     finally:
         for session in sessions.values():  # before the gateways they talk through go
             session.stop()
-        plain.stop()
-        pruning.stop()
+        for process, _ in (plain, pruning):
+            process.terminate()
+            process.wait(timeout=60)
     return out
+
+
+def _gateway(upstream: str, extra: list[str]) -> tuple[subprocess.Popen[str], str]:
+    """A ``skipindex gateway`` process on a free loopback port, and its address."""
+    listen = f"127.0.0.1:{free_port()}"
+    command = [sys.executable, "-m", "skipindex.cli", "gateway", "--upstream", upstream]
+    process = subprocess.Popen(
+        [*command, "--listen", listen, *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert "clients connect to" in line, f"the gateway did not start: {line!r}"
+    return process, line.rsplit(" ", 1)[1].strip()
 
 
 def _fact_files(account: dict[str, Any] | None, tables: dict[str, str]) -> tuple[int, int]:

@@ -274,6 +274,11 @@ def _gateway_parser(verbs: Any) -> None:
     gateway.add_argument(
         "--table", action="append", default=[], help="NAME=PATH, a catalog table's folder"
     )
+    gateway.add_argument(
+        "--min-table-mb",
+        type=float,
+        help="queries naming no indexed table this large go as sent (default 256)",
+    )
     gateway.add_argument("--json", action="store_true", help=_JSON_HELP)
     gateway.set_defaults(run=commands.gateway)
 

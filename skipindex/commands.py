@@ -241,6 +241,7 @@ def gateway(args: argparse.Namespace) -> int:
         args.upstream or "",
         tables=tables,
         listen=args.listen or DEFAULT_LISTEN,
+        min_table_mb=args.min_table_mb,
         policy=args.policy,
     )
     print(f"skipindex gateway: clients connect to {running.address}", flush=True)
