@@ -194,7 +194,7 @@ def _render(rows: list[dict[str, Any]], title: str) -> str:
     lines += [
         f"| {r['query']} | {r['direct']:.2f} | {r['pass-through']:.2f} | "
         f"{r['pass-through'] / r['direct']:.2f} | {r['pruning']:.2f} | "
-        f"{r['pruning'] / r['direct']:.2f} | {r['fact files kept']} of {r['fact files']} |"
+        f"{r['pruning'] / r['direct']:.2f} | {_kept_text(r)} |"
         for r in rows
     ]
     lines += [
@@ -204,6 +204,12 @@ def _render(rows: list[dict[str, Any]], title: str) -> str:
         f"pruning gateway {pruning:.1f} s ({pruning / direct:.2f}x).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _kept_text(row: dict[str, Any]) -> str:
+    if not row["fact files"]:
+        return "sent as written"
+    return f"{row['fact files kept']} of {row['fact files']}"
 
 
 def _plot(rows: list[dict[str, Any]], target: Path) -> None:

@@ -260,7 +260,7 @@ def test_generated_queries_through_the_gateway(lake):
     folders = lake["folders"]
     names = {name: name for name in folders}
     names["pt"] = f"parquet.`{folders['pt']}`"  # partitions the catalog would keep: by path
-    generated = queries(16, [names], seed=44)
+    generated = queries(12, [names], seed=44)
     skipped = 0
     for zone in ZONES:
         direct, through = _both(lake, zone)
