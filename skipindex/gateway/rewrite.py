@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -29,6 +30,7 @@ ACCOUNT_KEY = "skipindex.gateway.lastPlan"  # spark.conf.get(...) through the ga
 ACCOUNT_JSON_KEY = "skipindex.gateway.lastPlanJson"  # the same, as JSON
 _LOG = logging.getLogger("skipindex.gateway")
 _WRITES = ("write_operation", "write_operation_v2")
+_ACCOUNTS = 10_000
 _ZSTD = 1  # spark.connect.CompressionCodec.COMPRESSION_CODEC_ZSTD
 _OP_RELATION, _OP_COMMAND = 1, 2  # spark.connect.Plan.CompressedOperation.OpType
 
@@ -41,7 +43,9 @@ class Rewriter:
     ) -> None:
         self._tables, self._session_for = dict(tables), session_for
         self._min_bytes = min_bytes
-        self._accounts: dict[str, dict[str, Any]] = {}
+        # The last account per client session, the least recently written dropped past
+        # _ACCOUNTS: a gateway that runs for months sees many sessions come and go.
+        self._accounts: OrderedDict[str, dict[str, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def account(self, session_id: str) -> str:
@@ -75,11 +79,16 @@ class Rewriter:
             return None
         if rewritten is None:
             return None
-        account = {"seconds": time.perf_counter() - started, "parts": parts}
-        with self._lock:
-            self._accounts[request.session_id] = account
+        self._remember(request.session_id, time.perf_counter() - started, parts)
         _LOG.info("%s", self.account(request.session_id))
         return rewritten
+
+    def _remember(self, session_id: str, seconds: float, parts: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._accounts[session_id] = {"seconds": seconds, "parts": parts}
+            self._accounts.move_to_end(session_id)
+            while len(self._accounts) > _ACCOUNTS:
+                self._accounts.popitem(last=False)
 
     def _rewrite(
         self, request: Any, headers: list[tuple[str, Any]]

@@ -202,6 +202,19 @@ def test_the_gateway_command_says_what_is_wrong(argv, message, capsys):
     assert message in capsys.readouterr().err
 
 
+def test_accounts_are_kept_for_the_latest_sessions_only(monkeypatch):
+    from skipindex.gateway import rewrite
+
+    monkeypatch.setattr(rewrite, "_ACCOUNTS", 3)
+    rewriter = rewrite.Rewriter({}, session_for=lambda *_: None)
+    part = {"kind": "read", "table": "/t", "kept": 1, "total": 6}
+    for session in ["a", "b", "c", "a", "d"]:
+        rewriter._remember(session, 0.01, [part])
+    assert rewriter.account_of("b") is None
+    assert [s for s in "acd" if rewriter.account_of(s) is not None] == ["a", "c", "d"]
+    assert "read /t: kept 1 of 6 files" in rewriter.account("a")
+
+
 def test_the_account_key_becomes_a_get_with_its_default():
     from skipindex.gateway.proxy import _Forwarder
     from skipindex.gateway.rewrite import Rewriter
