@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from skipindex.errors import InvalidSpecError
-from skipindex.store.schemas import validator
+from skipindex.store.schemas import read_toml, validator
 
 __all__ = [
     "DEFAULT_LISTEN",
@@ -53,14 +52,7 @@ class GatewayPolicy:
 
 
 def load_gateway_policy(path: str | os.PathLike[str]) -> GatewayPolicy:
-    source = os.path.abspath(os.fspath(path))
-    try:
-        with open(source, "rb") as handle:
-            document = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InvalidSpecError(f"gateway policy file not found: {source}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidSpecError(f"{source}: not valid TOML: {exc}") from None
+    document, source = read_toml(path, "gateway policy file")
     return gateway_policy_from(document, source, os.path.dirname(source))
 
 

@@ -14,7 +14,6 @@ so the server's own session ids come back as the client expects).
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Iterator
 from concurrent import futures
 from typing import Any
@@ -27,7 +26,6 @@ from skipindex.gateway.sessions import forwarded_headers
 __all__ = ["SERVICE", "serve"]
 
 SERVICE = "spark.connect.SparkConnectService"
-_LOG = logging.getLogger("skipindex.gateway")
 _STATUS = frozenset({"grpc-status", "grpc-message"})  # gRPC sets these from abort()
 # Connect clients ping every 60 s even between calls (PySpark, the JVM client);
 # gRPC's server default (one ping in 5 min) would answer GOAWAY "too_many_pings".

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import posixpath
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +18,7 @@ from typing import Any
 from skipindex.errors import InvalidSpecError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
-from skipindex.store.schemas import validator
+from skipindex.store.schemas import read_toml, validator
 
 __all__ = [
     "POLICY_VERSION",
@@ -105,14 +104,7 @@ class Policy:
 
 def load_policy(path: str | os.PathLike[str]) -> Policy:
     """The policy in the TOML file at ``path``."""
-    source = os.path.abspath(os.fspath(path))
-    try:
-        with open(source, "rb") as handle:
-            document = tomllib.load(handle)
-    except FileNotFoundError:
-        raise InvalidSpecError(f"policy file not found: {source}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InvalidSpecError(f"{source}: not valid TOML: {exc}") from None
+    document, source = read_toml(path, "policy file")
     return policy_from(document, source, os.path.dirname(source))
 
 
