@@ -400,3 +400,31 @@ def iceberg_catalog(root: Path) -> dict[str, str]:
         "uri": f"sqlite:///{root}/catalog.db",
         "warehouse": f"file://{root}/warehouse",
     }
+
+
+def six_event_files(root: Path) -> Path:
+    """Six Parquet files of 100 rows under ``root``: ``id`` (0..599, a hundred per file),
+    ``day`` and UTC ``ts`` that rise file by file, ``mode`` one value per file and a
+    struct ``s``: the table the Spark Connect and gateway tests share."""
+    root.mkdir()
+    start = datetime(2024, 3, 9, 12, tzinfo=UTC)
+    for k in range(6):
+        ids = list(range(k * 100, k * 100 + 100))
+        pq.write_table(
+            pa.table(
+                {
+                    "id": pa.array(ids, pa.int64()),
+                    "day": pa.array(
+                        [date(2024, 1, 1) + timedelta(days=k * 10 + i % 10) for i in ids]
+                    ),
+                    "ts": pa.array(
+                        [start + timedelta(hours=k * 12 + i % 12) for i in ids],
+                        pa.timestamp("us", "UTC"),
+                    ),
+                    "mode": pa.array([["AIR", "SHIP", "RAIL"][k % 3]] * 100),
+                    "s": pa.array([{"f": i % 7} for i in ids]),
+                }
+            ),
+            root / f"part-{k}.parquet",
+        )
+    return root

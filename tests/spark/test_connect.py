@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
+from tests._support import six_event_files
 
 pytestmark = pytest.mark.slow
 
@@ -37,35 +38,10 @@ def connect(connect_server: tuple[int, str]) -> Iterator[Any]:
         os.environ.pop("SPARK_CONNECT_AUTHENTICATE_TOKEN", None)
 
 
-def _table(root: Path) -> Path:
-    root.mkdir()
-    start = dt.datetime(2024, 3, 9, 12, tzinfo=dt.UTC)
-    for k in range(6):
-        ids = list(range(k * 100, k * 100 + 100))
-        pq.write_table(
-            pa.table(
-                {
-                    "id": pa.array(ids, pa.int64()),
-                    "day": pa.array(
-                        [dt.date(2024, 1, 1) + dt.timedelta(days=k * 10 + i % 10) for i in ids]
-                    ),
-                    "ts": pa.array(
-                        [start + dt.timedelta(hours=k * 12 + i % 12) for i in ids],
-                        pa.timestamp("us", "UTC"),
-                    ),
-                    "mode": pa.array([["AIR", "SHIP", "RAIL"][k % 3]] * 100),
-                    "s": pa.array([{"f": i % 7} for i in ids]),
-                }
-            ),
-            root / f"part-{k}.parquet",
-        )
-    return root
-
-
 def test_build_prune_and_read_through_spark_connect(connect, spark, tmp_path):
     from pyspark.sql.connect import functions as F  # noqa: N812
 
-    root = _table(tmp_path / "t")
+    root = six_event_files(tmp_path / "t")
     report = si.build_index(
         root,
         [
@@ -127,7 +103,7 @@ def test_read_by_row_groups_through_spark_connect(connect, tmp_path, used_row_gr
 
 
 def test_cluster_through_spark_connect(connect, tmp_path):
-    root = _table(tmp_path / "t")
+    root = six_event_files(tmp_path / "t")
     before = sorted(map(repr, connect.read.parquet(str(root)).select("id", "mode").collect()))
     report = si.cluster(
         root, tmp_path / "z", by=["mode", "id"], target_file_bytes=2_000, spark=connect
@@ -141,7 +117,7 @@ def test_cluster_through_spark_connect(connect, tmp_path):
 def test_expression_indexes_through_spark_connect(connect, tmp_path):
     """Spark Connect computes an expression index's values too (``_metadata``
     and ``mapInArrow`` work there), in the Connect session's time zone."""
-    root = _table(tmp_path / "t")
+    root = six_event_files(tmp_path / "t")
     si.build_index(
         root,
         [si.EqualityBitmap(expr="lower(mode)"), si.EqualityBitmap(expr="hour(ts)")],

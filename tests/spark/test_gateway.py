@@ -13,44 +13,21 @@ import os
 import re
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
 from skipindex.cli import parse_index_option
 from skipindex.gateway import ACCOUNT_KEY
 from tests._sql_queries import INDEXES, queries, write_tables
+from tests._support import six_event_files
 
 pytestmark = pytest.mark.spark
 
 ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu"]
 _ZONED = re.compile(r"\bts\b|timestamp|interval|date_trunc|select\s+\*|\.\*", re.IGNORECASE)
-
-
-def _events(root: Path) -> Path:
-    root.mkdir()
-    start = dt.datetime(2024, 3, 9, 12, tzinfo=dt.UTC)
-    for k in range(6):
-        ids = list(range(k * 100, k * 100 + 100))
-        table = pa.table(
-            {
-                "id": pa.array(ids, pa.int64()),
-                "day": pa.array(
-                    [dt.date(2024, 1, 1) + dt.timedelta(days=k * 10 + i % 10) for i in ids]
-                ),
-                "ts": pa.array(
-                    [start + dt.timedelta(hours=k * 12 + i % 12) for i in ids],
-                    pa.timestamp("us", "UTC"),
-                ),
-                "mode": pa.array([["AIR", "SHIP", "RAIL"][k % 3]] * 100),
-            }
-        )
-        pq.write_table(table, root / f"part-{k}.parquet")
-    return root
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +37,7 @@ def lake(
     """The server, its tables, a gateway in front of it, and a session of each."""
     port, token = connect_server
     root = tmp_path_factory.mktemp("gateway")
-    events = _events(root / "events")
+    events = six_event_files(root / "events")
     si.build_index(
         str(events),
         [si.MinMax("id"), si.MinMax("day"), si.MinMax("ts"), si.EqualityBitmap("mode")],
@@ -94,8 +71,10 @@ def lake(
             "port": port,
             "token": token,
         }
-        through.client.close()
-        direct.client.close()
+        # stop(), not only the channel: the first session created became PySpark's
+        # default and active one, which the next module's getOrCreate() would reuse.
+        through.stop()
+        direct.stop()
     finally:
         running.stop()
         os.environ.pop("SPARK_CONNECT_AUTHENTICATE_TOKEN", None)
@@ -209,7 +188,7 @@ def test_what_the_gateway_cannot_vouch_for_goes_as_sent(lake):
         client = SparkSession.builder.remote(floored.address).create()
         assert client.sql("SELECT id FROM events WHERE id = 7").collect()[0].id == 7
         assert floored.rewriter.account_of(client.session_id) is None
-        client.client.close()
+        client.stop()
     # Errors come back as the server sent them.
     from pyspark.errors import AnalysisException
 
