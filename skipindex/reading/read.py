@@ -9,20 +9,21 @@ from typing import Any
 
 import pyarrow as pa
 
+from skipindex.errors import TableChangedError
 from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.folder import folder_frame
 from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
-from skipindex.spark.session import empty_frame, read_parquet_paths
+from skipindex.spark.session import empty_frame, is_connect, read_parquet_paths
 from skipindex.spark.settings import SparkView
 from skipindex.store import query_log
 from skipindex.store.delta import delta_spark_schema_json
 from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
-from skipindex.store.swaps import plans_in_flux
+from skipindex.store.swaps import moved_out, plans_in_flux
 
-__all__ = ["kept_rows", "read"]
+__all__ = ["SWAP_ATTEMPTS", "gone_since_listed", "kept_rows", "read"]
 
 
 # Above this share of the files kept, reading the folder (Spark lists it itself and
@@ -74,6 +75,8 @@ def read(
     such as the maintenance service's bin-packing, swapped it meanwhile) makes it
     prune again, up to three times. A swap landing after this returns, while
     Spark runs the query, fails the query with a missing file: run it again.
+    On Spark Connect the server resolves the paths when the query runs, out of
+    this check's reach: see "Readers while it bin-packs" in the user guide.
     """
     view = SparkView.of_session(spark)
     if as_of is not None:  # one snapshot for the prune and the read
@@ -99,7 +102,7 @@ def read(
                 spark, result, location, view, row_groups=row_groups, whole=folder_frame
             )
         except Exception as exc:
-            if attempt < SWAP_ATTEMPTS and _gone_since_listed(exc):
+            if attempt < SWAP_ATTEMPTS and gone_since_listed(exc):
                 continue  # an in-place cluster (or a writer) moved a kept file: list again
             raise
         assert frame is not None  # given ``whole``, kept_rows always returns a frame
@@ -108,11 +111,34 @@ def read(
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
-def _gone_since_listed(exc: Exception) -> bool:
-    """Spark found a kept file missing when it resolved the paths: the table
-    changed between the prune and the read (a maintenance bin-pack, say)."""
+class _KeptFileMovedError(TableChangedError):
+    """A kept file was moved out of the table while Spark listed the kept files."""
+
+
+def gone_since_listed(exc: Exception) -> bool:
+    """Spark found a kept file missing when it resolved the paths, or a kept file
+    is gone since Spark listed them: the table changed between the prune and the
+    read (a maintenance bin-pack, say)."""
+    if isinstance(exc, _KeptFileMovedError):
+        return True
     text = str(exc)
     return "PATH_NOT_FOUND" in text or "FileNotFoundException" in text
+
+
+def _listed_whole(spark: Any, location: TableLocation, frame: Any, paths: list[str]) -> Any:
+    """``frame``, read from ``paths``, once Spark's listing of them is known to
+    have missed none (see :func:`~skipindex.store.swaps.moved_out`). A classic
+    session lists them as the frame is made; a Connect server lists them again
+    each time the query runs, which no check here can cover."""
+    if is_connect(spark):
+        return frame
+    gone = moved_out(location, paths)
+    if gone:
+        raise _KeptFileMovedError(
+            f"{location.user_root}: {len(gone)} kept file(s) moved out while Spark listed "
+            f"them (an in-place cluster), e.g. {gone[0]}; read again"
+        )
+    return frame
 
 
 def kept_rows(
@@ -166,7 +192,8 @@ def kept_rows(
         schema = reader.parquet(root).schema
     if schema is not None:
         reader = reader.schema(schema)
-    return read_parquet_paths(spark, reader, result.files)
+    frame = read_parquet_paths(spark, reader, result.files)
+    return _listed_whole(spark, location, frame, result.files)
 
 
 def _folder_is_safe(location: TableLocation, result: PruneResult) -> bool:
@@ -196,7 +223,8 @@ def _read_by_row_groups(
     splits, whole = planned
     frame = load(spark, schema, splits, view)
     if whole:
-        frame = read_parquet_paths(spark, reader.schema(schema), whole).unionByName(frame)
+        scan = read_parquet_paths(spark, reader.schema(schema), whole)
+        frame = _listed_whole(spark, location, scan, whole).unionByName(frame)
     return frame
 
 

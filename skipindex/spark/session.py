@@ -151,6 +151,11 @@ _GLOB_CHARS = re.compile(r"([\\*?\[\]{}])")
 _DISCOVERY_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
 
 
+def is_connect(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (its plans run on a server)."""
+    return ".connect." in type(spark).__module__
+
+
 def read_parquet_paths(spark: Any, reader: Any, paths: list[str]) -> Any:
     """``reader.parquet(*paths)`` with every path taken literally and no listing job
     (Spark lists more than ``threshold`` explicit paths with a job of its own)."""

@@ -13,13 +13,14 @@ Spark applies the query's own conditions, so a predicate that only prunes
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult, prune
-from skipindex.reading.read import kept_rows
+from skipindex.reading.read import SWAP_ATTEMPTS, gone_since_listed, kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
 from skipindex.store import query_log
@@ -63,6 +64,24 @@ def prune_source(
         return done(None, None, "no condition holds on every row it contributes")
     if source.delta_version is not None and not _same_snapshot(source):
         return done(None, None, _MOVED_ON)
+    for attempt in range(1, SWAP_ATTEMPTS + 1):
+        try:
+            return _pruned(spark, source, where, view, row_groups, done)
+        except Exception as exc:
+            if attempt < SWAP_ATTEMPTS and gone_since_listed(exc):
+                continue  # an in-place cluster moved a kept file: prune again
+            raise
+    raise AssertionError("unreachable")  # the last attempt returns or raises
+
+
+def _pruned(
+    spark: Any,
+    source: Source,
+    where: str | Predicate | None,
+    view: SparkView,
+    row_groups: bool,
+    done: Callable[[PruneResult | None, Any, str], Pruned],
+) -> Pruned:
     try:
         with query_log.source("sql"):  # logged as an si.sql reference, where the log is on
             result = prune(

@@ -29,6 +29,7 @@ from skipindex.store.location import Listing, TableLocation
 
 __all__ = [
     "clean_replaced",
+    "moved_out",
     "new_file_name",
     "plan_of_file",
     "plans_in_flux",
@@ -117,6 +118,25 @@ def settled_listing(
         f"{location.user_root}: the listing kept changing under an in-place cluster commit; "
         "try again"
     )
+
+
+def moved_out(location: TableLocation, paths: list[str]) -> list[str]:
+    """Those of ``paths`` (full paths, as read() hands them to Spark) no longer in
+    place, where the table has ever had an in-place cluster (none elsewhere: one
+    stat of its plans folder).
+
+    Spark checks that each path it is given exists, then lists it; a path gone in
+    between it takes for a folder deleted "very recently" and drops without a
+    word. A kept file an in-place cluster moved out in that instant would take
+    its rows out of the answer. A moved file never comes back (every new file
+    has a new name), so every path still in place after Spark listed them all
+    was listed."""
+    if not paths or not location.exists(plans_dir(location)):
+        return []
+    prefix = f"{location.user_root}/"
+    relative = [p.removeprefix(prefix) for p in paths]
+    infos = location.fs.get_file_info([location.fs_path(p) for p in relative])
+    return [p for p, i in zip(paths, infos, strict=True) if i.type == pafs.FileType.NotFound]
 
 
 def plans_in_flux(location: TableLocation) -> set[str]:

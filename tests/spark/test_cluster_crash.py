@@ -4,6 +4,7 @@ one rolls it back (killed while writing) or finishes it (stopped mid-commit)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 import skipindex as si
 from skipindex.layout import cluster as cluster_module
 from skipindex.layout import commit
+from skipindex.reading import read as read_module
 from skipindex.store.cluster_plan import load_plans
 from skipindex.store.location import locate
 from tests._support import exact_rows
@@ -140,3 +142,39 @@ def test_rows_that_differ_replace_nothing(spark, tmp_path, monkeypatch):
     assert plan.state == "rolled_back"
     assert "VerificationError" in plan.message
     assert not list((root / "_skipindex" / "cluster").glob("*/staged"))
+
+
+def test_a_kept_file_moved_out_while_spark_lists_it_is_read_again(spark, tmp_path, monkeypatch):
+    """Spark drops without a word a path that is gone between its check that the
+    path exists and its listing of it. A swap moving a kept file out in that
+    instant must not take the file's rows out of read()'s answer: read() finds
+    the file gone once Spark has listed, and reads the table again."""
+    root = tmp_path / "t"
+    root.mkdir()
+    for i in range(6):  # file i holds a = i*1000 ... i*1000 + 999: "a < 1500" keeps two
+        pq.write_table(pa.table({"a": np.arange(i * 1000, (i + 1) * 1000)}), root / f"f{i}.parquet")
+    si.build_index(root, [si.MinMax("a")], spark=spark)
+    (root / "_skipindex" / "cluster").mkdir()  # the table has had in-place clusters
+    where = "a < 1500"
+    before = exact_rows(spark.read.parquet(str(root)).where(where))
+    real = read_module.read_parquet_paths
+    calls: list[int] = []
+
+    def swap_while_spark_lists(session: Any, reader: Any, paths: list[str]) -> Any:
+        calls.append(len(paths))
+        if len(calls) > 1:
+            return real(session, reader, paths)
+        moved = Path(paths[0])  # a bin-pack's new file in, then the old one out
+        shutil.copy(moved, moved.with_name(f"new-{moved.name}"))
+        moved.rename(tmp_path / moved.name)
+        return real(session, reader, paths[1:])  # what Spark listed: all but the gone one
+
+    monkeypatch.setattr(read_module, "read_parquet_paths", swap_while_spark_lists)
+    assert exact_rows(si.read(spark, root, where, row_groups=False)) == before
+    assert len(calls) == 2, "read() did not notice the file Spark's listing lost"
+
+    calls.clear()  # si.sql reads its references the same way, and prunes again too
+    si.register(spark, "swapped", str(root))
+    query = f"SELECT a FROM swapped WHERE {where}"
+    assert exact_rows(si.sql(spark, query, row_groups=False)) == before
+    assert len(calls) == 2, "si.sql did not notice the file Spark's listing lost"
