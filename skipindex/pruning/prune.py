@@ -308,6 +308,7 @@ def _prune(
         columns=_top_level(columns, manifest),
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
         deleted=_deleted_of(location, listing, kept_in_order),
+        listed_bytes=int(listing.sizes.sum()),
     )
 
 
@@ -373,6 +374,7 @@ def _keep_all(
         # a table's logged partition values travel with its files (read() needs them)
         partitions=[replace(p, values=p.values.take(order)) for p in logged_partitions(listing)],
         deleted=_deleted_of(location, listing, order),
+        listed_bytes=int(listing.sizes.sum()),
     )
 
 

@@ -57,6 +57,8 @@ class PruneResult:
     # An Iceberg table: the files its own planning (partition values, column
     # metrics) keeps, before the index; None for other tables.
     iceberg_kept: int | None = None
+    # Bytes of every listed file: what read() weighs the kept files' paths against.
+    listed_bytes: int = 0
     # Kept file -> the rows its table format deleted without rewriting it (Delta
     # deletion vectors, Iceberg position deletes): a reader leaves them out.
     deleted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

@@ -26,10 +26,15 @@ from skipindex.store.swaps import moved_out, plans_in_flux
 __all__ = ["SWAP_ATTEMPTS", "gone_since_listed", "kept_rows", "read"]
 
 
-# Above this share of the files kept, reading the folder (Spark lists it itself and
-# skips row groups by their statistics) beats handing Spark the kept paths: on SF10
-# in 1,000 files, 831 kept paths took 6.53 s where the whole folder took 5.88 s.
+# Up to this share of the files kept, Spark is handed the kept paths. Above it, the
+# folder, unless the files skipped save more than the paths cost: Spark looks up each
+# path it is given on the driver, one by one, where it lists a folder at once. On TPC-H
+# SF10 lineitem in 1,000 files of 2.5 MB, 831 kept paths took 6.53 s where the whole
+# folder took 5.88 s: about 2 ms a path, and 2.4 ms a MB of file read. TPC-DS's facts
+# (10 MB files) skip enough at 60 % kept to repay their paths many times over.
 FOLDER_SHARE = 0.5
+PATH_SECONDS = 0.002
+READ_SECONDS_PER_BYTE = 0.0024 / 2**20
 # Prune and resolve again when a kept file vanished in between (an in-place swap).
 SWAP_ATTEMPTS = 3
 
@@ -54,8 +59,9 @@ def read(
     ``as_of`` as :func:`~skipindex.prune` takes them). Partitioned tables keep their
     partition columns (``basePath``, typed as Spark types them over the whole
     table, not just the kept files), an empty result has the table's schema, and
-    listing many paths runs no Spark job. Where most files are kept, Spark reads
-    the folder itself, as plain Spark does; reading the same files again with the
+    listing many paths runs no Spark job. Where most files are kept and those
+    skipped save less reading than naming the kept ones costs Spark, Spark
+    reads the folder itself, as plain Spark does; reading the same files again with the
     same session settings, it is handed the schema it inferred the first time
     instead of running a job to infer it again.
 
@@ -156,9 +162,10 @@ def kept_rows(
     Typed as Spark types the whole table (partition columns over every listed
     file, a Delta table as its log says), or as ``schema`` where given; with
     ``row_groups``, files worth it are read by their candidate row groups (see
-    :func:`read`). Where most files are kept, reading the table itself beats
-    listing the kept ones: ``whole(spark, reader, location, result)`` reads it
-    then, and without ``whole`` this returns None there.
+    :func:`read`). Where most files are kept and the rest are small (see
+    :func:`_folder_pays`), reading the table itself beats listing the kept ones:
+    ``whole(spark, reader, location, result)`` reads it then, and without
+    ``whole`` this returns None there.
     """
     root = location.user_root
     if location.is_delta:
@@ -181,7 +188,7 @@ def kept_rows(
         if by_groups is not None:
             return by_groups
     untyped = any(p.type is None for p in result.partitions)
-    if (result.kept > FOLDER_SHARE * result.total or untyped) and _folder_is_safe(location, result):
+    if (_folder_pays(result) or untyped) and _folder_is_safe(location, result):
         # Little to skip (or partition types only Spark can infer over the whole
         # table): read the folder the way plain Spark does, unless it holds files
         # named as another format (x.csv), which Spark would fail on.
@@ -194,6 +201,15 @@ def kept_rows(
         reader = reader.schema(schema)
     frame = read_parquet_paths(spark, reader, result.files)
     return _listed_whole(spark, location, frame, result.files)
+
+
+def _folder_pays(result: PruneResult) -> bool:
+    """Whether reading the whole folder beats naming the kept files to Spark: most
+    files are kept, and those skipped save less reading than the paths cost."""
+    if result.kept <= FOLDER_SHARE * result.total:
+        return False
+    per_file = READ_SECONDS_PER_BYTE * result.listed_bytes / max(result.total, 1)
+    return (result.total - result.kept) * per_file <= result.kept * PATH_SECONDS
 
 
 def _folder_is_safe(location: TableLocation, result: PruneResult) -> bool:

@@ -29,6 +29,10 @@ from skipindex.store.swaps import plans_in_flux
 
 __all__ = ["Pruned", "prune_source", "whole_frame"]
 
+_READ_WHOLE = (
+    "most files can hold a match, and skipping the rest saves less than naming the kept "
+    "files costs: Spark reads the table itself"
+)
 _MOVED_ON = "the Delta table has new commits since register(): read as registered"
 
 
@@ -106,7 +110,7 @@ def _pruned(
         spark, result, source.location, view, schema=source.schema, row_groups=row_groups
     )
     if frame is None:
-        return done(result, None, "most files can hold a match: Spark reads the table itself")
+        return done(result, None, _READ_WHOLE)
     frame = _typed_as(frame, source.schema)
     if frame is None:
         return done(result, None, "a view of the kept files would be typed otherwise")
