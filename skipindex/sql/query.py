@@ -233,13 +233,15 @@ class _Run:
             if many > MANY * bound:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
-            read = None if relay else self._bytes(fact)  # a listing: asked once
-            if not relay and not self._smaller(dim, read):
-                self._keys(
-                    join, None, "its side is not much smaller than the side it would prune", 0.0
-                )
+            read = self._bytes(fact)  # a listing: asked once
+            # A relay narrows a side that passes keys on, however small: worth a key
+            # query over a side no bigger (q72's two date dimensions), not one over a
+            # fact to narrow a filtered dimension (q82: inventory's keys for item).
+            if not self._smaller(dim, read, 1 if relay else KEY_SIDE_SHARE):
+                why = "larger than" if relay else "not much smaller than"
+                self._keys(join, None, f"its side is {why} the side it would prune", 0.0)
                 continue
-            small = read is not None and read < sizes.KEY_QUERY_BYTES
+            small = not relay and read is not None and read < sizes.KEY_QUERY_BYTES
             keys = self._dim_keys(join, dim, dim_where, bound, local_only or small)
             if keys is None and small and not local_only:
                 why = "its other side is too small for a Spark key query to pay"
@@ -303,13 +305,13 @@ class _Run:
         source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
         return reference_bytes(self.spark, reference, source, pruned)
 
-    def _smaller(self, dim: Reference, fact_bytes: int | None) -> bool:
-        """Whether ``dim`` reads at most 1 / KEY_SIDE_SHARE of ``fact_bytes``, the
+    def _smaller(self, dim: Reference, fact_bytes: int | None, share: int) -> bool:
+        """Whether ``dim`` reads at most 1 / ``share`` of ``fact_bytes``, the
         bytes of the side it would prune (unknown either side: allowed)."""
         dim_bytes = self._bytes(dim)
         if dim_bytes is None or fact_bytes is None:
             return True
-        return dim_bytes * KEY_SIDE_SHARE <= fact_bytes
+        return dim_bytes * share <= fact_bytes
 
     def _dim_keys(
         self, join: EquiJoin, dim: Reference, dim_where: str, bound: int, local_only: bool
