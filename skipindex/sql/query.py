@@ -233,15 +233,16 @@ class _Run:
             if many > MANY * bound:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
-            read = self._bytes(fact)  # a listing: asked once
-            # A relay narrows a side that passes keys on, however small: worth a key
-            # query over a side no bigger (q72's two date dimensions), not one over a
-            # fact to narrow a filtered dimension (q82: inventory's keys for item).
-            if not self._smaller(dim, read, 1 if relay else KEY_SIDE_SHARE):
-                why = "larger than" if relay else "not much smaller than"
-                self._keys(join, None, f"its side is {why} the side it would prune", 0.0)
+            read = None if relay else self._bytes(fact)  # a listing: asked once
+            if not relay and not self._smaller(dim, read, KEY_SIDE_SHARE):
+                self._keys(join, None, "its side is not much smaller than the one to prune", 0)
                 continue
-            small = not relay and read is not None and read < sizes.KEY_QUERY_BYTES
+            # A relay narrows a side that passes keys on, however small, but not a one-file
+            # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
+            if relay and self._one_file(fact) and not self._smaller(dim, self._bytes(fact), 1):
+                self._keys(join, None, "its side is larger than the one file it would narrow", 0)
+                continue
+            small = read is not None and read < sizes.KEY_QUERY_BYTES
             keys = self._dim_keys(join, dim, dim_where, bound, local_only or small)
             if keys is None and small and not local_only:
                 why = "its other side is too small for a Spark key query to pay"
