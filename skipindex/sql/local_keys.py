@@ -89,8 +89,7 @@ def local_keys(
         location.uri, location.user_root, dict(location.options)
     ):
         return None  # column mapping: the files name the key otherwise; Spark reads it
-    prefix = len(location.user_root) + 1
-    paths = [location.fs_path(file[prefix:]) for file in result.files]
+    paths = [location.fs_path(location.relative(file)) for file in result.files]
     try:
         infos = location.fs.get_file_info(paths)
     except OSError:

@@ -44,8 +44,7 @@ def reference_bytes(
     sizes = dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))
     if pruned is None or pruned.frame is None or pruned.result is None:
         return int(sum(sizes.values()))
-    prefix = len(location.user_root) + 1
-    return int(sum(sizes.get(path[prefix:], 0) for path in pruned.result.files))
+    return int(sum(sizes.get(location.relative(path), 0) for path in pruned.result.files))
 
 
 def _spark_estimate(spark: Any, written: str) -> int | None:

@@ -74,6 +74,10 @@ class TableLocation:
     def user_path(self, relative: str) -> str:
         return f"{self.user_root}/{_contained(relative)}"
 
+    def relative(self, user_path: str) -> str:
+        """The path inside the root of a file :meth:`user_path` named (a kept file)."""
+        return user_path[len(self.user_root) + 1 :]
+
     def user_paths(self, listing: Listing, positions: np.ndarray) -> list[str]:
         """:meth:`user_path` of the listed files at ``positions`` (a listing holds
         only paths inside the root: no check per path)."""

@@ -133,9 +133,7 @@ def moved_out(location: TableLocation, paths: list[str]) -> list[str]:
     was listed."""
     if not paths or not location.exists(plans_dir(location)):
         return []
-    prefix = f"{location.user_root}/"
-    relative = [p.removeprefix(prefix) for p in paths]
-    infos = location.fs.get_file_info([location.fs_path(p) for p in relative])
+    infos = location.fs.get_file_info([location.fs_path(location.relative(p)) for p in paths])
     return [p for p, i in zip(paths, infos, strict=True) if i.type == pafs.FileType.NotFound]
 
 
