@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow as pa
 
@@ -23,7 +23,7 @@ from skipindex.store.iceberg import AsOf, snapshot_as_of
 from skipindex.store.location import CatalogSpec, StorageOptions, TableLocation, TablePath, locate
 from skipindex.store.swaps import moved_out, plans_in_flux
 
-__all__ = ["SWAP_ATTEMPTS", "gone_since_listed", "kept_rows", "read"]
+__all__ = ["again_after_swaps", "kept_rows", "read"]
 
 
 # Up to this share of the files kept, Spark is handed the kept paths. Above it, the
@@ -35,6 +35,7 @@ __all__ = ["SWAP_ATTEMPTS", "gone_since_listed", "kept_rows", "read"]
 FOLDER_SHARE = 0.5
 PATH_SECONDS = 0.002
 READ_SECONDS_PER_BYTE = 0.0024 / 2**20
+_T = TypeVar("_T")
 # Prune and resolve again when a kept file vanished in between (an in-place swap).
 SWAP_ATTEMPTS = 3
 
@@ -87,7 +88,8 @@ def read(
     view = SparkView.of_session(spark)
     if as_of is not None:  # one snapshot for the prune and the read
         snapshot_id = snapshot_as_of(os.fspath(path), catalog, as_of, snapshot_id)
-    for attempt in range(1, SWAP_ATTEMPTS + 1):
+
+    def attempt() -> Any:
         with query_log.source("read"):  # logged as a read, where the query log is on
             result = prune(
                 path,
@@ -103,17 +105,25 @@ def read(
         location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
         if location.iceberg is not None:
             return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
-        try:
-            frame = kept_rows(
-                spark, result, location, view, row_groups=row_groups, whole=folder_frame
-            )
-        except Exception as exc:
-            if attempt < SWAP_ATTEMPTS and gone_since_listed(exc):
-                continue  # an in-place cluster (or a writer) moved a kept file: list again
-            raise
+        frame = kept_rows(spark, result, location, view, row_groups=row_groups, whole=folder_frame)
         assert frame is not None  # given ``whole``, kept_rows always returns a frame
         # DataFrame.filter takes SQL text and (classic or Connect) Columns
         return frame.filter(where)
+
+    return again_after_swaps(attempt)
+
+
+def again_after_swaps(attempt: Callable[[], _T]) -> _T:
+    """``attempt()``, a prune and a read of its kept files, made again (up to
+    SWAP_ATTEMPTS times in all) where a kept file was gone by the time Spark
+    resolved or listed the kept files: an in-place cluster (or a writer) moved it."""
+    for number in range(1, SWAP_ATTEMPTS + 1):
+        try:
+            return attempt()
+        except Exception as exc:
+            if number < SWAP_ATTEMPTS and _gone_since_listed(exc):
+                continue  # list again
+            raise
     raise AssertionError("unreachable")  # the last attempt returns or raises
 
 
@@ -121,7 +131,7 @@ class _KeptFileMovedError(TableChangedError):
     """A kept file was moved out of the table while Spark listed the kept files."""
 
 
-def gone_since_listed(exc: Exception) -> bool:
+def _gone_since_listed(exc: Exception) -> bool:
     """Spark found a kept file missing when it resolved the paths, or a kept file
     is gone since Spark listed them: the table changed between the prune and the
     read (a maintenance bin-pack, say)."""

@@ -20,7 +20,7 @@ from typing import Any, cast
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult, prune
-from skipindex.reading.read import SWAP_ATTEMPTS, gone_since_listed, kept_rows
+from skipindex.reading.read import again_after_swaps, kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
 from skipindex.store import query_log
@@ -68,14 +68,8 @@ def prune_source(
         return done(None, None, "no condition holds on every row it contributes")
     if source.delta_version is not None and not _same_snapshot(source):
         return done(None, None, _MOVED_ON)
-    for attempt in range(1, SWAP_ATTEMPTS + 1):
-        try:
-            return _pruned(spark, source, where, view, row_groups, done)
-        except Exception as exc:
-            if attempt < SWAP_ATTEMPTS and gone_since_listed(exc):
-                continue  # an in-place cluster moved a kept file: prune again
-            raise
-    raise AssertionError("unreachable")  # the last attempt returns or raises
+    # an in-place cluster may move a kept file meanwhile: then prune again
+    return again_after_swaps(lambda: _pruned(spark, source, where, view, row_groups, done))
 
 
 def _pruned(
