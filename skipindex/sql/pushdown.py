@@ -78,8 +78,9 @@ def into_grouped(
 ) -> Condition | None:
     """``condition`` (over ``scope``'s output) over the sources of aggregating
     SELECT ``scope``, through output columns that are grouping keys of a table's
-    column, not a float (Spark groups -0.0 with 0.0 and shows 0.0: a condition
-    telling them apart would keep other rows before than after)."""
+    column (or of a derived table's, carried unchanged from tables), not a float
+    (Spark groups -0.0 with 0.0 and shows 0.0: a condition telling them apart
+    would keep other rows before than after)."""
     select = cast(exp.Select, scope.expression)
     keys = _grouping_keys(select)
     outputs = _outputs(select)
@@ -88,13 +89,24 @@ def into_grouped(
         source = outputs.get(column.name) if column.table == OUT else None
         if not isinstance(source, exp.Column) or (source.table, source.name) not in keys:
             return False
-        table = scope.sources.get(source.table)
-        if not isinstance(table, exp.Table) or REF not in table.meta:
-            return False
-        spark_type = types.get(table.meta[REF], {}).get(source.name)
-        return spark_type is not None and spark_type not in ("float", "double")
+        behind = _table_columns(scope.sources.get(source.table), source.name)
+        spark_types = [types.get(number, {}).get(name) for number, name in behind or []]
+        return bool(spark_types) and all(
+            t is not None and t not in ("float", "double") for t in spark_types
+        )
 
     return into_select(scope, condition, grouping_key)
+
+
+def _table_columns(source: exp.Table | Scope | None, name: str) -> list[tuple[int, str]] | None:
+    """The table columns behind column ``name`` of a SELECT's source: the table's
+    own, or those a derived table or CTE carries unchanged to its output (q75's
+    ``d_year``, grouped over a UNION of three channels' rows)."""
+    if isinstance(source, exp.Table):
+        return [(int(source.meta[REF]), name)] if REF in source.meta else None
+    if isinstance(source, Scope):
+        return trace_column(source, name, lambda _: True)
+    return None
 
 
 def _grouping_keys(select: exp.Select) -> set[tuple[str, str]]:
