@@ -64,7 +64,7 @@ from skipindex.expressions.sql_literals import (
 )
 from skipindex.expressions.visitors import Shape, boolean_tree
 
-__all__ = ["expression_operand", "parse_sql"]
+__all__ = ["expression_operand", "from_tree", "parse_sql"]
 
 
 _COMPARISONS: dict[type[exp.Expression], Op] = {
@@ -107,6 +107,14 @@ def parse_sql(text: str) -> Predicate:
             'empty predicate: expected a SQL boolean expression such as "a > 5"'
         )
     return on_deep_stack(_parse, text)
+
+
+def from_tree(root: exp.Expression) -> Predicate:
+    """The predicate :func:`parse_sql` makes of ``root``'s text, made from the
+    tree itself (bare column names): for a caller that built the tree, such as
+    ``si.sql``'s join key lists, whose thousands of literals would cost 100 ms
+    and more to write out and parse back."""
+    return _convert(root, "")
 
 
 def _parse(text: str) -> Predicate:

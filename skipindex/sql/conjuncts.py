@@ -12,18 +12,25 @@ Anything else is dropped, which only keeps more files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from sqlglot import exp
 
+from skipindex.errors import SkipIndexError
+from skipindex.expressions.nodes import And, AnyPredicate, Predicate
+from skipindex.expressions.rewrite import assemble
+from skipindex.expressions.sql import from_tree, parse_sql
 from skipindex.expressions.sql_literals import SparkSQL
+from skipindex.expressions.timezones import session_zone, zone_named
 
 __all__ = [
     "Condition",
     "column_refs",
     "derivable",
     "has_function",
+    "prune_where",
     "qualifiers",
     "render",
     "replace_columns",
@@ -179,7 +186,7 @@ def replace_columns(
 
 def render(node: exp.Expr) -> str:
     """Spark SQL for ``node`` over its table's own column names (unqualified, quoted)."""
-    bare = replace_columns(node, lambda c: exp.column(exp.to_identifier(c.name, quoted=True)))
+    bare = replace_columns(node, _bare)
     assert bare is not None
     return bare.sql(dialect=SparkSQL)
 
@@ -187,3 +194,37 @@ def render(node: exp.Expr) -> str:
 def has_function(node: exp.Expr) -> bool:
     """Whether a column in ``node`` sits under a function (prune rewrites those)."""
     return any(isinstance(child, (*_FUNCTIONS, exp.Anonymous)) for child in node.walk())
+
+
+def _bare(column: exp.Column) -> exp.Expr:
+    return exp.column(exp.to_identifier(column.name, quoted=True))
+
+
+def prune_where(
+    conditions: Sequence[Condition],
+    time_zone: str,
+    text: Callable[[Condition], str] = lambda c: render(c.node),
+) -> str | Predicate | None:
+    """What a reference is pruned with in a session in ``time_zone``: its
+    conditions as SQL (``text``), which prune parses, but a join's key lists
+    (origin "dynamic", made by si.sql from values) as prune's predicate made
+    from their trees, which is what parsing their text gives
+    (tests/unit/sql/test_key_predicates.py) without writing out and parsing back
+    thousands of keys (100 ms and more for each list). The rest is then parsed
+    here, as prune would: its literals in the session's zone."""
+    lists = [c for c in conditions if c.origin == "dynamic"]
+    written = " AND ".join(f"({text(c)})" for c in conditions if c.origin != "dynamic")
+    if not lists:
+        return written or None
+    try:
+        with session_zone(zone_named(time_zone)):
+            parts = [parse_sql(written)] if written else []
+    except SkipIndexError:  # prune says why, as for any text it cannot parse
+        return " AND ".join(f"({text(c)})" for c in conditions)
+    for condition in lists:
+        bare = replace_columns(condition.node, _bare)
+        assert bare is not None
+        parts.append(from_tree(cast(exp.Expression, bare)))
+    if len(parts) == 1:
+        return parts[0]
+    return cast(Predicate, assemble(And, cast(list[AnyPredicate], parts)))

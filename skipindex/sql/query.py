@@ -21,11 +21,10 @@ import time
 from typing import Any
 
 from skipindex.pruning.evaluate import LIKELY_ROWS
-from skipindex.pruning.spread import column_spread
 from skipindex.spark.settings import SparkView
 from skipindex.sql import sizes
 from skipindex.sql.catalog import Source, resolve
-from skipindex.sql.conjuncts import Condition, render
+from skipindex.sql.conjuncts import Condition, prune_where, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
 from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
 from skipindex.sql.frames import Pruned, prune_source, whole_frame
@@ -35,6 +34,7 @@ from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
 from skipindex.sql.text import escape, placeholder, run_sql, substitute
+from skipindex.sql.worth import keys_reach_files, one_file, why_keys_skip_nothing
 
 __all__ = ["sql", "sql_plan"]
 
@@ -43,9 +43,6 @@ __all__ = ["sql", "sql_plan"]
 MANY = 4
 # Rounds of dynamic pruning: keys travel at most this many joins.
 ROUNDS = 3
-# A column whose median file spans more than this share of its range is not one
-# the table is clustered by: keys on it skip no file by min-max alone.
-UNCLUSTERED = 0.5
 
 
 def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True) -> Any:
@@ -137,47 +134,39 @@ class _Run:
         self.pruned[reference.number] = prune_source(
             self.spark,
             self.sources[reference.key],
-            self._where(reference.number),
+            prune_where(self.conditions.get(reference.number, []), self.view.time_zone, self._text),
             self.view,
             row_groups=self.row_groups,
         )
 
     def prune_static(self) -> None:
         for reference in self.indexed:
-            if self._one_file(reference) and not self._key_source(reference.number):
-                # Nothing to skip in one file, and no join takes its keys: leave it whole
-                # rather than evaluate its conditions (a 400-value IN, say) for nothing.
+            if self._one_file(reference) and not self._reach(reference.number):
+                # Nothing to skip in one file, and its keys skip none anywhere: leave it
+                # whole rather than evaluate its conditions (a 400-value IN, say) for nothing.
                 self.pruned[reference.number] = Pruned(
-                    None, None, None, "one file, and no join takes its keys: nothing to skip", 0.0
+                    None, None, None, "one file, and its keys skip no file: nothing to skip", 0.0
                 )
                 continue
             self._prune(reference)
 
     def _one_file(self, reference: Reference) -> bool:
-        source = self.sources[reference.key]
-        if source.must_replace:
-            return False
-        counted = indexed_rows(source)
-        return counted is not None and counted[1] <= 1
-
-    def _key_source(self, number: int) -> bool:
-        """Whether reference ``number`` is the filtered side of a candidate join."""
-        return any(j.dim == number and j.fact != number for j in self.derivation.joins)
-
-    def _unclustered(self, reference: Reference, column: str) -> bool:
-        """Whether the median file of ``reference``'s table spans over half of
-        ``column``'s range: keys then skip no file by min-max."""
-        spread = column_spread(self.sources[reference.key].location, column)
-        return spread is not None and spread > UNCLUSTERED
+        return one_file(self.sources[reference.key])
 
     def _relay(self, join: EquiJoin) -> bool:
-        """Whether ``join``'s pruned side passes keys on to a third reference (q72's
-        second date dimension, between 1999's weeks and inventory): then it is worth
-        narrowing however small it is."""
+        """Whether ``join``'s pruned side passes keys on to a third reference: then
+        it is narrowed whatever the sizes (but see the one-file check below)."""
         return any(
             j.dim == join.fact and j.fact not in (join.fact, join.dim)
             for j in self.derivation.joins
         )
+
+    def _reach(self, number: int, besides: tuple[int, ...] = ()) -> bool:
+        """Whether keys of reference ``number`` can skip files of some reference
+        (:func:`~.worth.keys_reach_files`; q72's second date dimension, between
+        1999's weeks and inventory, is worth narrowing however small it is)."""
+        indexed = {r.number: self.sources[r.key] for r in self.indexed}
+        return keys_reach_files(number, self.derivation.joins, indexed.get, besides)
 
     def prune_dynamic(self, dynamic_keys: int | None) -> None:
         """Each equi-join's filtered side's keys prune its other side, in rounds: a
@@ -208,8 +197,7 @@ class _Run:
             if join.fact in self.fed.get(join.dim, ()):
                 continue  # its keys came from this very side: nothing new to learn
             dim = self.by_number[join.dim]
-            dim_where = self._where(join.dim)  # its own conditions, and keys of earlier rounds
-            if dim_where is None or dim.why_whole is not None:
+            if not self.conditions.get(join.dim) or dim.why_whole is not None:
                 continue  # not filtered (yet): its keys are all keys
             tried.add(key)
             fact = self.by_number[join.fact]
@@ -217,17 +205,14 @@ class _Run:
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
             relay = self._relay(join)
-            if self._one_file(fact) and not relay:
+            if self._one_file(fact) and not self._reach(join.fact, (join.dim,)):
                 self._keys(join, None, "its other side is one file: nothing to skip", 0.0)
                 continue
-            kinds = index_kinds(self.sources[fact.key], join.fact_column)
-            if not kinds:
-                self._keys(join, None, "no index on the column", 0.0)
-                continue
-            if kinds <= {"minmax"} and self._unclustered(fact, join.fact_column):
-                why = "only min-max answers the column, and each file spans most of its range"
+            why = why_keys_skip_nothing(self.sources[fact.key], join.fact_column)
+            if why is not None:
                 self._keys(join, None, why, 0.0)
                 continue
+            kinds = index_kinds(self.sources[fact.key], join.fact_column)
             bound = key_bound(dynamic_keys, kinds)
             many = self._many_rows(join.dim)
             if many > MANY * bound:
@@ -243,7 +228,7 @@ class _Run:
                 self._keys(join, None, "its side is larger than the one file it would narrow", 0)
                 continue
             small = read is not None and read < sizes.KEY_QUERY_BYTES
-            keys = self._dim_keys(join, dim, dim_where, bound, local_only or small)
+            keys = self._dim_keys(join, dim, bound, local_only or small)
             if keys is None and small and not local_only:
                 why = "its other side is too small for a Spark key query to pay"
                 self._keys(join, None, why, 0.0)
@@ -315,7 +300,7 @@ class _Run:
         return dim_bytes * share <= fact_bytes
 
     def _dim_keys(
-        self, join: EquiJoin, dim: Reference, dim_where: str, bound: int, local_only: bool
+        self, join: EquiJoin, dim: Reference, bound: int, local_only: bool
     ) -> Keys | None:
         pruned = self.pruned.get(dim.number)
         source = self.sources.get(dim.key)
@@ -328,6 +313,7 @@ class _Run:
                 return Keys(join, found.keys, "read from its kept rows", _since(started))
         if local_only:
             return None
+        dim_where = self._where(dim.number) or "TRUE"
         frame = self._read(dim)
         if frame is not None:
             name = placeholder(dim.number)

@@ -1,0 +1,75 @@
+"""What planning work can pay for: pruning a reference, and reading a join's keys.
+
+A table of one file has nothing to skip. Keys skip files only on a column some
+index answers them on, and not by min-max alone where each file spans most of
+the column's range. So a one-file reference is worth pruning only where its
+keys reach, directly or through other one-file references, a table of several
+files they can skip in (q72: 1999's weeks narrow a one-file date dimension,
+whose dates narrow inventory). Where they cannot (q84: customer's keys reach
+only one-file dimensions and a fact column only min-max answers, over files
+that each span most of it), its prune and its key queries cost 0.3 s for nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+
+from skipindex.pruning.spread import column_spread
+from skipindex.sql.catalog import Source
+from skipindex.sql.derive import EquiJoin
+from skipindex.sql.key_use import index_kinds, indexed_rows
+
+__all__ = ["UNCLUSTERED", "keys_reach_files", "one_file", "why_keys_skip_nothing"]
+
+# A column whose median file spans more than this share of its range is not one
+# the table is clustered by: keys on it skip no file by min-max alone.
+UNCLUSTERED = 0.5
+
+
+def one_file(source: Source | None) -> bool:
+    """Whether ``source``'s table is one file (as its index counted), to be read as
+    written: nothing to skip."""
+    if source is None or source.must_replace:
+        return False
+    counted = indexed_rows(source)
+    return counted is not None and counted[1] <= 1
+
+
+def why_keys_skip_nothing(source: Source, column: str) -> str | None:
+    """Why keys on ``column`` cannot skip a file of ``source``'s table (None: they may)."""
+    kinds = index_kinds(source, column)
+    if not kinds:
+        return "no index on the column"
+    if kinds <= {"minmax"}:
+        spread = column_spread(source.location, column)
+        if spread is not None and spread > UNCLUSTERED:
+            return "only min-max answers the column, and each file spans most of its range"
+    return None
+
+
+def keys_reach_files(
+    number: int,
+    joins: Iterable[EquiJoin],
+    source_of: Callable[[int], Source | None],
+    besides: Iterable[int] = (),
+) -> bool:
+    """Whether keys of reference ``number`` can skip files: it is the filtered
+    side of an equi-join into a table of several files whose column they can
+    skip on, or into a one-file table whose own keys can (never through
+    ``besides``, the references its own keys came from)."""
+    joins = list(joins)
+    seen = {number, *besides}
+    todo = [number]
+    while todo:
+        current = todo.pop()
+        for join in joins:
+            if join.dim != current or join.fact in seen:
+                continue
+            source = source_of(join.fact)
+            if source is None or why_keys_skip_nothing(source, join.fact_column) is not None:
+                continue
+            if not one_file(source):
+                return True
+            seen.add(join.fact)
+            todo.append(join.fact)
+    return False
