@@ -49,7 +49,7 @@ from skipindex.sql.references import (
     layout_dependent,
     parse_query,
 )
-from skipindex.sql.transfer import Equality, equalities, key_types_join, transfer
+from skipindex.sql.transfer import Equality, equalities, key_types_join, transfer, transfer_outer
 
 __all__ = ["Catalog", "Derivation", "EquiJoin", "Parsed", "derive", "parse"]
 
@@ -230,8 +230,11 @@ class _Walk:
                     kept[alias].append(condition)
             found = equalities(scope, placed, self.types)
             if shape.inner:
-                for alias, extra in transfer(kept, found).items():
-                    kept[alias].extend(extra)
+                carried = transfer(kept, found)
+            else:
+                carried = transfer_outer(kept, found, shape.where)
+            for alias, extra in carried.items():
+                kept[alias].extend(extra)
             self._joins(scope, found, where, shape.where)
         for alias, source in items.items():
             self._record(source, alias, kept.get(alias, []))

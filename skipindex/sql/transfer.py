@@ -7,7 +7,9 @@ two columns are indistinguishable to the condition: both columns of one type,
 and a type whose equal values are identical (integers, decimals of one scale,
 binary-collated strings, dates, timestamps, booleans; not floating point,
 where ``-0.0 = 0.0``). Only one-column conditions move, and only between
-columns of tables (not of derived tables, whose types are not known here).
+columns of known type: a table's, or a derived table's carried unchanged from
+tables' of one type. An outer or anti join carries conditions one way only:
+from a preserved source into the null-supplying one, through its ON.
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
 from skipindex.sql.conjuncts import Condition, column_refs, render, replace_columns
+from skipindex.sql.pushdown import trace_column
 from skipindex.sql.references import REF
 
-__all__ = ["Equality", "Side", "equalities", "key_types_join", "transfer"]
+__all__ = ["Equality", "Side", "equalities", "key_types_join", "transfer", "transfer_outer"]
 
 _INTEGRAL = frozenset({"tinyint", "smallint", "int", "bigint"})
 _EXACT = _INTEGRAL | {"string", "date", "timestamp", "timestamp_ntz", "boolean"}
@@ -93,7 +96,11 @@ def _side(scope: Scope, column: exp.Column, types: Mapping[int, Mapping[str, str
     source = scope.sources.get(column.table)
     if source is None:
         return None
-    number = source.meta.get(REF) if isinstance(source, exp.Table) else None
+    if isinstance(source, Scope):  # a derived table's column carried unchanged from tables
+        behind = trace_column(source, column.name, lambda _: True) or []
+        found = {types.get(number, {}).get(name) for number, name in behind}
+        return Side(column.table, column.name, found.pop() if len(found) == 1 else None)
+    number = source.meta.get(REF)
     spark_type = types.get(number, {}).get(column.name) if number is not None else None
     return Side(column.table, column.name, spark_type)
 
@@ -142,6 +149,30 @@ def transfer(
                 }
                 if render(node) not in have:
                     extra.setdefault(member[0], []).append(moved)
+    return extra
+
+
+def transfer_outer(
+    kept: Mapping[str, list[Condition]], found: list[Equality], preserved: set[str]
+) -> dict[str, list[Condition]]:
+    """One-column conditions of ``preserved`` sources carried through the ON
+    equalities of an outer (or anti) join into the source that ON absorbs for
+    alone, the null-supplying one: its rows that fail them match no preserved
+    row that counts, so they never show (q78: ``ss_sold_year = 2000`` into the
+    web and catalog years LEFT JOINed on it)."""
+    extra: dict[str, list[Condition]] = {}
+    for equality in found:
+        sides = {equality.left.alias, equality.right.alias}
+        if len(equality.absorbs) != 1 or not equality.absorbs <= sides:
+            continue
+        (inner,) = equality.absorbs
+        (outer,) = sides - {inner}
+        if outer not in preserved:
+            continue
+        have = {render(c.node) for c in [*kept.get(inner, []), *extra.get(inner, [])]}
+        for moved in transfer({outer: kept.get(outer, [])}, [equality]).get(inner, []):
+            if render(moved.node) not in have:
+                extra.setdefault(inner, []).append(moved)
     return extra
 
 

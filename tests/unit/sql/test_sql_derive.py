@@ -88,6 +88,27 @@ def test_left_join():
     assert found == {"f": "(`id` > 7)", "a": "(`grp` = 3)"}
 
 
+def test_a_left_join_takes_the_preserved_sides_conditions_on_its_keys():
+    """q78's shape: a year fixed on the preserved side reaches, through the ON
+    equality, the null-supplying side (and through its GROUP BY, its table);
+    never the other way."""
+    found = where(
+        "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 AND a.k1 = 4 "
+        "WHERE f.k1 = 5 AND a.region IS NULL"
+    )
+    assert found == {"f": "(`k1` = 5)", "a": "(`k1` = 4) AND (`k1` = 5)"}
+    found = where(
+        "WITH w AS (SELECT k1 AS wk, sum(q) AS n FROM fact GROUP BY k1) "
+        "SELECT * FROM dim a LEFT JOIN w ON w.wk = a.k1 WHERE a.k1 = 3 AND coalesce(w.n, 0) > 0"
+    )
+    assert found == {"a": "(`k1` = 3)", "fact": "(`k1` = 3)"}
+    found = where("SELECT * FROM dim a RIGHT JOIN fact f ON f.k1 = a.k1 WHERE f.k1 = 2")
+    assert found == {"f": "(`k1` = 2)", "a": "(`k1` = 2)"}
+    for join in ("FULL JOIN", "LEFT JOIN"):  # nothing preserved / the key of the padded side
+        found = where(f"SELECT * FROM fact f {join} dim a ON f.k1 = a.k1 WHERE a.k1 IS NULL")
+        assert found == {"f": None, "a": None}, join
+
+
 def test_right_and_full_joins():
     assert where(
         "SELECT * FROM dim a RIGHT JOIN fact f ON f.k1 = a.k1 AND a.grp = 1 AND f.q = 2 "
