@@ -10,7 +10,8 @@ moves inside it (:mod:`.pushdown`); what is kept for a table reference prunes
 it. In a SELECT of inner joins only, a one-column condition also moves across
 ``a.x = b.y`` to the other column when both have one type. Equalities between
 two tables' columns are also returned as :class:`EquiJoin` candidates for
-dynamic pruning (one side's keys prune the other).
+dynamic pruning (one side's keys prune the other), and a WHERE conjunct with an
+uncorrelated subquery as Spark SQL for a key query only (:mod:`.subqueries`).
 
 Nothing here runs Spark: ``catalog`` gives each table's columns and types.
 """
@@ -49,6 +50,7 @@ from skipindex.sql.references import (
     layout_dependent,
     parse_query,
 )
+from skipindex.sql.subqueries import key_query_owner, key_query_text
 from skipindex.sql.transfer import Equality, equalities, key_types_join, transfer, transfer_outer
 
 __all__ = ["Catalog", "Derivation", "EquiJoin", "Parsed", "derive", "parse"]
@@ -96,6 +98,8 @@ class Derivation:
 
     tables: set[int] = field(default_factory=set)  # references naming a table (not a CTE)
     conditions: dict[int, list[Condition]] = field(default_factory=dict)
+    # Spark SQL a key query over the reference may add (see :mod:`.subqueries`)
+    key_only: dict[int, list[str]] = field(default_factory=dict)
     joins: list[EquiJoin] = field(default_factory=list)
     why_whole: str | None = None  # set: nothing is derived, the query runs as written
 
@@ -228,6 +232,8 @@ class _Walk:
                 alias = self._owner(scope, condition, absorbs)
                 if alias is not None:
                     kept[alias].append(condition)
+                elif absorbs is shape.where:
+                    self._key_only(scope, condition.node, absorbs)
             found = equalities(scope, placed, self.types)
             if shape.inner:
                 carried = transfer(kept, found)
@@ -253,6 +259,14 @@ class _Walk:
             return None
         named = {c.name for c in condition.node.find_all(exp.Column)}
         return alias if named <= columns else None
+
+    def _key_only(self, scope: Scope, node: exp.Expr, absorbs: set[str]) -> None:
+        alias = key_query_owner(scope, node, absorbs)
+        source = scope.sources.get(alias) if alias is not None else None
+        number = source.meta.get(REF) if isinstance(source, exp.Table) else None
+        if isinstance(number, int) and number in self.types:
+            text = key_query_text(node, _SESSION_DB)
+            self.result.key_only.setdefault(number, []).append(text)
 
     def _record(self, source: exp.Table | Scope, alias: str, kept: list[Condition]) -> None:
         if isinstance(source, exp.Table):

@@ -22,7 +22,7 @@ from typing import Any
 
 from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.spark.settings import SparkView
-from skipindex.sql import sizes
+from skipindex.sql import sizes, worth
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, prune_where, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
@@ -34,7 +34,6 @@ from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
 from skipindex.sql.text import escape, placeholder, run_sql, substitute
-from skipindex.sql.worth import keys_reach_files, one_file, why_keys_skip_nothing
 
 __all__ = ["sql", "sql_plan"]
 
@@ -120,8 +119,18 @@ class _Run:
         ]
 
     def _where(self, number: int) -> str | None:
-        found = self.conditions.get(number) or []
-        return " AND ".join(f"({self._text(c)})" for c in found) or None
+        """Reference ``number``'s conditions as Spark SQL, for its key query."""
+        found = [self._text(c) for c in self.conditions.get(number) or []]
+        found += self._key_only(number)
+        return " AND ".join(f"({text})" for text in found) or None
+
+    def _key_only(self, number: int) -> list[str]:
+        """Its conditions only Spark evaluates (:mod:`.subqueries`), unless keys narrow
+        it (q33's item, by its IN subquery's): its kept rows then give its keys."""
+        source, key_only = self.sources.get(self.by_number[number].key), self.derivation.key_only
+        filtered = {*self.conditions, *key_only}
+        narrowed = worth.narrowed_by_keys(number, self.derivation.joins, source, filtered)
+        return [] if narrowed else key_only.get(number, [])
 
     def _text(self, condition: Condition) -> str:
         """A condition as SQL, rendered once (key lists run to thousands of keys)."""
@@ -151,7 +160,7 @@ class _Run:
             self._prune(reference)
 
     def _one_file(self, reference: Reference) -> bool:
-        return one_file(self.sources[reference.key])
+        return worth.one_file(self.sources[reference.key])
 
     def _relay(self, join: EquiJoin) -> bool:
         """Whether ``join``'s pruned side passes keys on to a third reference: then
@@ -166,7 +175,7 @@ class _Run:
         (:func:`~.worth.keys_reach_files`; q72's second date dimension, between
         1999's weeks and inventory, is worth narrowing however small it is)."""
         indexed = {r.number: self.sources[r.key] for r in self.indexed}
-        return keys_reach_files(number, self.derivation.joins, indexed.get, besides)
+        return worth.keys_reach_files(number, self.derivation.joins, indexed.get, besides)
 
     def prune_dynamic(self, dynamic_keys: int | None) -> None:
         """Each equi-join's filtered side's keys prune its other side, in rounds: a
@@ -197,7 +206,8 @@ class _Run:
             if join.fact in self.fed.get(join.dim, ()):
                 continue  # its keys came from this very side: nothing new to learn
             dim = self.by_number[join.dim]
-            if not self.conditions.get(join.dim) or dim.why_whole is not None:
+            filtered = self.conditions.get(join.dim) or self._key_only(join.dim)
+            if not filtered or dim.why_whole is not None:
                 continue  # not filtered (yet): its keys are all keys
             tried.add(key)
             fact = self.by_number[join.fact]
@@ -208,7 +218,7 @@ class _Run:
             if self._one_file(fact) and not self._reach(join.fact, (join.dim,)):
                 self._keys(join, None, "its other side is one file: nothing to skip", 0.0)
                 continue
-            why = why_keys_skip_nothing(self.sources[fact.key], join.fact_column)
+            why = worth.why_keys_skip_nothing(self.sources[fact.key], join.fact_column)
             if why is not None:
                 self._keys(join, None, why, 0.0)
                 continue
@@ -304,6 +314,7 @@ class _Run:
     ) -> Keys | None:
         pruned = self.pruned.get(dim.number)
         source = self.sources.get(dim.key)
+        # Keys read from its kept rows leave out its key-only conditions: more keys, none lost.
         if pruned is not None and source is not None:
             started = time.perf_counter()
             found = local_keys(source, pruned.result, join.dim_column, self.view, bound)

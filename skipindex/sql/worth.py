@@ -12,14 +12,20 @@ that each span most of it), its prune and its key queries cost 0.3 s for nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from skipindex.pruning.spread import column_spread
 from skipindex.sql.catalog import Source
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.key_use import index_kinds, indexed_rows
 
-__all__ = ["UNCLUSTERED", "keys_reach_files", "one_file", "why_keys_skip_nothing"]
+__all__ = [
+    "UNCLUSTERED",
+    "keys_reach_files",
+    "narrowed_by_keys",
+    "one_file",
+    "why_keys_skip_nothing",
+]
 
 # A column whose median file spans more than this share of its range is not one
 # the table is clustered by: keys on it skip no file by min-max alone.
@@ -73,3 +79,15 @@ def keys_reach_files(
             seen.add(join.fact)
             todo.append(join.fact)
     return False
+
+
+def narrowed_by_keys(
+    number: int, joins: Iterable[EquiJoin], source: Source | None, filtered: Collection[int]
+) -> bool:
+    """Whether keys of a ``filtered`` reference can narrow reference ``number``'s
+    table by an index: its kept rows then give its own keys without a Spark job."""
+    return source is not None and any(
+        why_keys_skip_nothing(source, j.fact_column) is None
+        for j in joins
+        if j.fact == number and j.dim in filtered
+    )

@@ -131,6 +131,26 @@ def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     assert "its index says about 12 rows match" in plan.explain()
 
 
+def test_a_subquery_choosing_the_dimensions_rows_narrows_its_keys(spark, fact, dim):
+    """q58's shape: the dimension's rows are chosen by an uncorrelated subquery,
+    which no index evaluates but Spark's key query holds: dim's rows k = 1, 5, 9."""
+    query = (
+        "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k "
+        "WHERE d.tag IN (SELECT tag FROM dim WHERE k = (SELECT min(k) + 1 FROM dim))"
+    )
+    plan = _same(spark, query)
+    fact_plan = next(r for r in plan.references if r.written == "fact")
+    assert fact_plan.result is not None
+    assert fact_plan.result.kept == 3, plan.explain()  # file 2 holds k 6-8 only
+    used = sorted((j.fact, j.keys, j.note) for j in plan.joins if j.keys is not None)
+    # the inner dim's key query holds its scalar subquery: tag t1; d, narrowed to it by
+    # its bitmaps, gives its rows' keys
+    assert used == [("dim", 1, ""), ("fact", 3, "read from its kept rows")], plan.explain()
+    # naming the outer row (correlated), it is not held for d's key query; the inner
+    # dim's own conditions still narrow d by tag, a superset of its rows: same rows
+    _same(spark, query.replace("FROM dim WHERE k =", "FROM dim i WHERE i.k = d.k AND i.k ="))
+
+
 def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, monkeypatch):
     # fact's 4 files are a few KB, far below the bound si.sql runs with.
     sizes = importlib.import_module("skipindex.sql.sizes")

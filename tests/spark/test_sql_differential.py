@@ -26,6 +26,7 @@ import pytest
 
 import skipindex as si
 from skipindex.cli import parse_index_option
+from skipindex.indexing.build import InProcessRunner, build_with
 from tests._sql_queries import INDEXES, queries, write_tables
 from tests._support import exact_rows, full_run, what_is_read
 
@@ -48,7 +49,9 @@ def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Pa
     folders = write_tables(tmp_path_factory.mktemp("sql"))
     for name, folder in folders.items():
         specs = [parse_index_option(f"{kind}:{column}") for kind, column in INDEXES[name]]
-        si.build_index(str(folder), specs, spark=spark)
+        # built in this process: the task code a Spark build runs (runners only hand
+        # out the files), in Spark's default settings (this session's), with no job per worker
+        build_with(str(folder), specs, InProcessRunner())
         si.register(spark, name, str(folder))
     return folders
 

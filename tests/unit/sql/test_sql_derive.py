@@ -397,3 +397,33 @@ def test_what_cannot_move_is_left_out_of_a_pushed_condition():
     # an OR with a disjunct that moves nothing moves nothing
     found = where("SELECT * FROM (SELECT k1, q + 1 AS q1 FROM fact) t WHERE t.k1 = 1 OR t.q1 = 2")
     assert found == {"fact": None}
+
+
+def test_an_uncorrelated_subquery_condition_is_kept_for_the_key_query_only():
+    """q58's shape: the dates of one week, by subquery. No index evaluates it, so
+    it prunes nothing, but Spark's key query over the dimension holds it."""
+    derivation, found = run(
+        "SELECT * FROM fact f JOIN dim a ON f.k1 = a.k1 WHERE a.grp IN "
+        "(SELECT d.grp FROM dim d WHERE d.region = (SELECT max(region) FROM dim2 WHERE k2 = 'x'))"
+    )
+    assert found == {"f": None, "a": None, "d": None, "dim2": "(`k2` = 'x')"}
+    (text,) = derivation.key_only[1]
+    assert text.startswith("`grp` IN (SELECT d.grp AS grp FROM dim AS d WHERE d.region = ")
+    assert "session" not in text  # tables as the query names them
+    assert any(j.fact == 0 and j.dim == 1 for j in derivation.joins)
+    for condition in (
+        "a.grp IN (SELECT d.grp FROM dim d WHERE d.k1 = a.k1)",  # correlated
+        "a.grp IN (SELECT k1 FROM c)",  # a CTE of the query
+        "a.grp + f.q IN (SELECT k1 FROM dim)",  # two sources
+        "a.grp = 1 OR EXISTS (SELECT 1 FROM dim2 WHERE dim2.k2 = f.k2)",  # correlated EXISTS
+    ):
+        derivation, _ = run(
+            f"WITH c AS (SELECT k1 FROM dim) SELECT * FROM fact f JOIN dim a ON f.k1 = a.k1 "
+            f"WHERE {condition}"
+        )
+        assert derivation.key_only == {}, condition
+    derivation, _ = run(  # on the null-supplying side of a LEFT JOIN: not its rows' filter
+        "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 "
+        "WHERE a.grp IN (SELECT grp FROM dim) OR a.grp IS NULL"
+    )
+    assert derivation.key_only == {}
