@@ -128,7 +128,7 @@ class _Run:
         """Its conditions only Spark evaluates (:mod:`.subqueries`), unless keys narrow
         it (q33's item, by its IN subquery's): its kept rows then give its keys."""
         source, key_only = self.sources.get(self.by_number[number].key), self.derivation.key_only
-        filtered = {*self.conditions, *key_only}
+        filtered = {n for n, found in self.conditions.items() if found} | set(key_only)
         narrowed = worth.narrowed_by_keys(number, self.derivation.joins, source, filtered)
         return [] if narrowed else key_only.get(number, [])
 

@@ -146,6 +146,16 @@ def test_a_subquery_choosing_the_dimensions_rows_narrows_its_keys(spark, fact, d
     # the inner dim's key query holds its scalar subquery: tag t1; d, narrowed to it by
     # its bitmaps, gives its rows' keys
     assert used == [("dim", 1, ""), ("fact", 3, "read from its kept rows")], plan.explain()
+    # q06's shape: a scalar subquery alone, on a dimension whose key an index answers
+    # (so that the fact's keys could narrow it, had the fact any conditions: it has none)
+    si.build_index(str(dim), [si.EqualityBitmap("tag"), si.MinMax("k")], spark=spark)
+    plan = _same(
+        spark,
+        "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k = (SELECT min(k) + 1 FROM dim)",
+    )
+    fact_plan = next(r for r in plan.references if r.written == "fact")
+    assert fact_plan.result is not None
+    assert fact_plan.result.kept == 1, plan.explain()
     # naming the outer row (correlated), it is not held for d's key query; the inner
     # dim's own conditions still narrow d by tag, a superset of its rows: same rows
     _same(spark, query.replace("FROM dim WHERE k =", "FROM dim i WHERE i.k = d.k AND i.k ="))
