@@ -27,6 +27,7 @@ from skipindex.expressions.timezones import session_zone, zone_named
 
 __all__ = [
     "Condition",
+    "bare_column",
     "column_refs",
     "derivable",
     "has_function",
@@ -186,7 +187,7 @@ def replace_columns(
 
 def render(node: exp.Expr) -> str:
     """Spark SQL for ``node`` over its table's own column names (unqualified, quoted)."""
-    bare = replace_columns(node, _bare)
+    bare = replace_columns(node, bare_column)
     assert bare is not None
     return bare.sql(dialect=SparkSQL)
 
@@ -196,7 +197,8 @@ def has_function(node: exp.Expr) -> bool:
     return any(isinstance(child, (*_FUNCTIONS, exp.Anonymous)) for child in node.walk())
 
 
-def _bare(column: exp.Column) -> exp.Expr:
+def bare_column(column: exp.Column) -> exp.Expr:
+    """``column`` by its name alone (quoted), as its own table's column."""
     return exp.column(exp.to_identifier(column.name, quoted=True))
 
 
@@ -222,7 +224,7 @@ def prune_where(
     except SkipIndexError:  # prune says why, as for any text it cannot parse
         return " AND ".join(f"({text(c)})" for c in conditions)
     for condition in lists:
-        bare = replace_columns(condition.node, _bare)
+        bare = replace_columns(condition.node, bare_column)
         assert bare is not None
         parts.append(from_tree(cast(exp.Expression, bare)))
     if len(parts) == 1:

@@ -117,6 +117,7 @@ class _Run:
             and r.key in sources
             and (r.number in derivation.tables or sources[r.key].must_replace)
         ]
+        self.indexed_sources = {r.number: sources[r.key] for r in self.indexed}
 
     def _where(self, number: int) -> str | None:
         """Reference ``number``'s conditions as Spark SQL, for its key query."""
@@ -174,8 +175,9 @@ class _Run:
         """Whether keys of reference ``number`` can skip files of some reference
         (:func:`~.worth.keys_reach_files`; q72's second date dimension, between
         1999's weeks and inventory, is worth narrowing however small it is)."""
-        indexed = {r.number: self.sources[r.key] for r in self.indexed}
-        return worth.keys_reach_files(number, self.derivation.joins, indexed.get, besides)
+        return worth.keys_reach_files(
+            number, self.derivation.joins, self.indexed_sources.get, besides
+        )
 
     def prune_dynamic(self, dynamic_keys: int | None) -> None:
         """Each equi-join's filtered side's keys prune its other side, in rounds: a

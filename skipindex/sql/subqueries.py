@@ -23,6 +23,7 @@ from sqlglot import exp
 from sqlglot.optimizer.scope import Scope, ScopeType
 
 from skipindex.expressions.sql_literals import SparkSQL
+from skipindex.sql.conjuncts import bare_column
 from skipindex.sql.references import REF
 
 __all__ = ["key_query_owner", "key_query_text"]
@@ -66,7 +67,7 @@ def key_query_text(node: exp.Expr, session_db: str) -> str:
     copy = node.copy()
     for column in list(copy.find_all(exp.Column)):
         if column.find_ancestor(exp.Query) is None:  # outside every subquery
-            column.replace(exp.column(exp.to_identifier(column.name, quoted=True)))
+            column.replace(bare_column(column))
     for table in copy.find_all(exp.Table):
         if table.args.get("db") is not None and table.db == session_db:
             table.set("db", None)
