@@ -176,10 +176,15 @@ def register(spark: object, folder: Path, *, indexed: bool = True) -> list[str]:
     return names
 
 
+# Key columns: surrogate keys, and the order and ticket numbers returns join sales on.
+KEY_SUFFIXES = ("_sk", "_order_number", "_ticket_number")
+
+
 def tpcds_indexes(table: Path) -> list[object]:
-    """The generic indexes bench/tpcds.py builds: min-max on every ``_sk`` key;
+    """The generic indexes bench/tpcds.py builds: min-max on every key (each ``_sk``
+    column, and a fact's order or ticket number, which joins sales to returns);
     bit-sliced bitmaps on a fact's date, item and customer keys; on a dimension,
-    equality bitmaps on strings and bit-sliced bitmaps on numbers."""
+    equality bitmaps on strings and bit-sliced bitmaps on numbers and dates."""
     import pyarrow.parquet as pq
     import pyarrow.types as pat
 
@@ -190,13 +195,13 @@ def tpcds_indexes(table: Path) -> list[object]:
     specs: list[object] = []
     for field in schema:
         name, arrow_type = field.name, field.type
-        if name.endswith("_sk"):
+        if name.endswith(KEY_SUFFIXES):
             specs.append(si.MinMax(name))
         if fact:
             if name.endswith(("_date_sk", "_item_sk", "_customer_sk")):
                 specs.append(si.BitSlicedBitmap(name))
         elif pat.is_string(arrow_type) or pat.is_large_string(arrow_type):
             specs.append(si.EqualityBitmap(name))
-        elif pat.is_integer(arrow_type) or pat.is_decimal(arrow_type):
+        elif pat.is_integer(arrow_type) or pat.is_decimal(arrow_type) or pat.is_date(arrow_type):
             specs.append(si.BitSlicedBitmap(name))
     return specs
