@@ -308,6 +308,12 @@ def _semi(r: random.Random, t: dict[str, str]) -> str:
             f"SELECT f.id FROM {t['fact']} f WHERE EXISTS (SELECT 1 FROM {t['dim1']} a WHERE a.k1 = f.k1 AND {ca})",
             f"SELECT f.id FROM {t['fact']} f WHERE NOT EXISTS (SELECT 1 FROM {t['dim1']} a WHERE a.k1 = f.k1 AND {ca}) AND {c}",
             f"SELECT f.id, (SELECT max(b.v) FROM {t['dim2']} b WHERE b.k2 = f.k2) AS mv FROM {t['fact']} f WHERE {c}",
+            # keys across subqueries both ways (sql/semi_joins.py), and the shapes where
+            # only one way holds: a grouped or aggregating EXISTS, IN outside WHERE
+            f"SELECT f.id FROM {t['fact']} f WHERE {c} AND EXISTS (SELECT 1 FROM {t['dim1']} a WHERE a.k1 = f.k1 AND a.grp <> f.k1 AND {ca})",
+            f"SELECT f.id FROM {t['fact']} f WHERE {c} AND EXISTS (SELECT a.k1 FROM {t['dim1']} a WHERE a.k1 = f.k1 GROUP BY a.k1 HAVING count(*) > 1)",
+            f"SELECT f.id FROM {t['fact']} f WHERE EXISTS (SELECT count(*) FROM {t['dim1']} a WHERE a.k1 = f.k1 AND {ca}) AND {c}",
+            f"SELECT f.id, f.k1 IN (SELECT a.k1 FROM {t['dim1']} a WHERE {ca}) AS hit FROM {t['fact']} f WHERE {c}",
         ]
     )
 

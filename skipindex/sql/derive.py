@@ -50,6 +50,7 @@ from skipindex.sql.references import (
     layout_dependent,
     parse_query,
 )
+from skipindex.sql.semi_joins import KeyPair, subquery_joins
 from skipindex.sql.subqueries import key_query_owner, key_query_text
 from skipindex.sql.transfer import Equality, equalities, key_types_join, transfer, transfer_outer
 
@@ -290,50 +291,17 @@ class _Walk:
             for fact, dim in ((equality.left, equality.right), (equality.right, equality.left)):
                 if fact.alias in equality.absorbs:
                     self._candidate(
-                        scope, fact.alias, fact.column, dim.alias, dim.column, equality.text
-                    )
+                        KeyPair(scope, fact.alias, fact.column, scope, dim.alias, dim.column,
+                                equality.text)
+                    )  # fmt: skip
         for condition in where:
-            self._semi_join(scope, condition, preserved)
+            for pair in subquery_joins(scope, condition.node, preserved):
+                self._candidate(pair)
 
-    def _semi_join(self, scope: Scope, condition: Condition, preserved: set[str]) -> None:
-        """``a.x IN (SELECT t.y FROM t WHERE ...)``: t's keys can prune a."""
-        node = condition.node
-        query = node.args.get("query") if isinstance(node, exp.In) else None
-        column = node.this if isinstance(node, exp.In) else None
-        if query is None or not isinstance(column, exp.Column) or column.table not in preserved:
-            return
-        inner = next((s for s in scope.subquery_scopes if s.expression is query.this), None)
-        if inner is None or not isinstance(inner.expression, exp.Select):
-            return
-        select = inner.expression
-        if select.args.get("joins") or select.args.get("laterals") or not pushable(select):
-            return
-        if len(select.expressions) != 1:
-            return
-        projection = select.expressions[0]
-        key = projection.this if isinstance(projection, exp.Alias) else projection
-        if not isinstance(key, exp.Column) or key.table not in inner.sources:
-            return
-        self._candidate_between(
-            scope, column.table, column.name, inner, key.table, key.name, node.sql(dialect="spark")
-        )
-
-    def _candidate(
-        self, scope: Scope, fact: str, fact_column: str, dim: str, dim_column: str, text: str
-    ) -> None:
-        self._candidate_between(scope, fact, fact_column, scope, dim, dim_column, text)
-
-    def _candidate_between(
-        self,
-        fact_scope: Scope,
-        fact: str,
-        fact_column: str,
-        dim_scope: Scope,
-        dim: str,
-        dim_column: str,
-        text: str,
-    ) -> None:
-        fact_source, dim_source = fact_scope.sources.get(fact), dim_scope.sources.get(dim)
+    def _candidate(self, pair: KeyPair) -> None:
+        fact_column, dim_column = pair.fact_column, pair.dim_column
+        fact_source = pair.fact_scope.sources.get(pair.fact)
+        dim_source = pair.dim_scope.sources.get(pair.dim)
         if not isinstance(dim_source, exp.Table) or dim_source.meta.get(REF) is None:
             return
         dim_ref = dim_source.meta[REF]
@@ -349,7 +317,7 @@ class _Walk:
             if fact_ref == dim_ref or fact_type is None or dim_type is None:
                 continue
             if key_types_join(fact_type, dim_type):
-                self.result.joins.append(EquiJoin(fact_ref, column, dim_ref, dim_column, text))
+                self.result.joins.append(EquiJoin(fact_ref, column, dim_ref, dim_column, pair.text))
 
     def _single_use(self, scope: Scope) -> bool:
         """A derived table, or a CTE referenced once: its tables serve one reference."""

@@ -259,10 +259,36 @@ def test_equi_joins_are_dynamic_candidates_where_the_fact_must_match():
 
 def test_in_subquery_is_a_dynamic_candidate():
     derivation, found = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim WHERE grp = 1)")
-    assert [(j.fact, j.dim) for j in derivation.joins] == [(0, 1)]
+    assert [(j.fact, j.dim) for j in derivation.joins] == [(0, 1)]  # a semi-join
     assert found == {"fact": None, "dim": "(`grp` = 1)"}
     derivation, _ = run("SELECT * FROM fact WHERE k1 NOT IN (SELECT k1 FROM dim WHERE grp = 1)")
+    assert derivation.joins == []  # one NULL k1 in dim makes every row's answer NULL
+    derivation, _ = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim LIMIT 3)")
+    assert derivation.joins == []  # which rows a LIMIT keeps depends on all of them
+
+
+def test_exists_and_not_exists_are_semi_and_anti_join_candidates():
+    exists = "SELECT * FROM fact f WHERE f.q = 1 AND EXISTS (SELECT * FROM dim d WHERE "
+    derivation, _ = run(exists + "d.k1 = f.k1 AND d.f <> f.f)")
+    assert {(j.fact, j.fact_column, j.dim) for j in derivation.joins} == {
+        (1, "k1", 0),  # f's keys prune d: a d row no f row matches never meets the WHERE
+        (0, "k1", 1),  # and d's keys prune f: an f row no d row matches fails EXISTS
+    }
+    derivation, _ = run(exists.replace("EXISTS", "NOT EXISTS") + "d.k1 = f.k1)")
+    # the f rows NOT EXISTS keeps are those no d row matches: d's keys cannot prune f
+    assert [(j.fact, j.dim) for j in derivation.joins] == [(1, 0)]
+    derivation, _ = run(exists + "d.k1 = f.k1 GROUP BY d.k1 HAVING count(*) > 1)")
+    assert [(j.fact, j.dim) for j in derivation.joins] == [(1, 0)]  # grouped: f's keys only
+    derivation, _ = run(exists + "d.k1 = f.k1 OR d.grp = 2)")
+    assert derivation.joins == []  # the correlation is not a conjunct of the WHERE
+    derivation, _ = run(
+        "SELECT * FROM fact f WHERE EXISTS (SELECT * FROM dim d LEFT JOIN dim2 e "
+        "ON d.k1 = e.k1 WHERE e.k2 = f.k2 OR e.k2 IS NULL)"
+    )
     assert derivation.joins == []
+    derivation, _ = run("SELECT * FROM fact f WHERE f.q = 1 OR EXISTS (SELECT * FROM dim d "
+                        "WHERE d.k1 = f.k1)")  # fmt: skip
+    assert derivation.joins == []  # not a conjunct: f rows without a match stay
 
 
 def test_dynamic_candidates_need_joinable_key_types():
