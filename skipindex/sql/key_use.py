@@ -30,10 +30,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.sql.catalog import Source
-from skipindex.sql.dynamic import BITMAP_KEYS
+from skipindex.sql.conjuncts import Condition
+from skipindex.sql.derive import EquiJoin
+from skipindex.sql.dynamic import BITMAP_KEYS, key_condition
+from skipindex.sql.local_keys import ROW_LEVEL
 from skipindex.store.manifest import load_latest
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "expected_matches",
     "index_kinds",
     "indexed_rows",
+    "key_conditions",
     "key_form",
 ]
 
@@ -151,3 +156,33 @@ def key_form(
         expected,
         MINMAX_RANGES if kinds <= {"minmax", "partition"} else None,
     )
+
+
+def key_conditions(
+    alias: str,
+    lists: Sequence[tuple[EquiJoin, list[Any], set[str]]],
+    shares: Sequence[float | None],
+    rows_per_file: float | None,
+    names: Sequence[str],
+) -> list[Condition]:
+    """A condition on reference ``alias`` for each key list (its join, keys and
+    the index kinds on the pruned column), in the form :func:`key_form` gives
+    it; ``shares``: the other side's rows each list is expected to hold,
+    ``names``: each join's other side as the query writes it."""
+    described = [
+        KeyList(len(values), share, bool(kinds & ROW_LEVEL))
+        for (_, values, kinds), share in zip(lists, shares, strict=True)
+    ]
+    out = []
+    for at, ((join, values, kinds), name) in enumerate(zip(lists, names, strict=True)):
+        form = key_form(kinds, described, at, rows_per_file)
+        node = key_condition(
+            alias, join.fact_column, values, form.collapse, form.ranges, form.one_list,
+            form.max_ranges,
+        )  # fmt: skip
+        note = f"{len(values):,} keys of {name} through {join.text}"
+        if not form.listed:
+            expected = form.expected or 0.0  # an estimate decided it
+            note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
+        out.append(Condition(node, "dynamic", note))
+    return out

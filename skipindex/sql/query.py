@@ -26,10 +26,10 @@ from skipindex.sql import sizes, worth
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, prune_where, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import Keys, join_keys, key_bound, key_condition
+from skipindex.sql.dynamic import Keys, join_keys, key_bound
 from skipindex.sql.frames import Pruned, prune_source, whole_frame
-from skipindex.sql.key_use import KeyList, index_kinds, indexed_rows, key_form
-from skipindex.sql.local_keys import ROW_LEVEL, local_keys
+from skipindex.sql.key_use import index_kinds, indexed_rows, key_conditions
+from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
@@ -129,8 +129,10 @@ class _Run:
         """Its conditions only Spark evaluates (:mod:`.subqueries`), unless keys narrow
         it (q33's item, by its IN subquery's): its kept rows then give its keys."""
         source, key_only = self.sources.get(self.by_number[number].key), self.derivation.key_only
-        filtered = {n for n, found in self.conditions.items() if found} | set(key_only)
-        narrowed = worth.narrowed_by_keys(number, self.derivation.joins, source, filtered)
+        conditioned = {n for n, found in self.conditions.items() if found}
+        narrowed = worth.narrowed_by_keys(
+            number, self.derivation.joins, source, conditioned | set(key_only), conditioned
+        )
         return [] if narrowed else key_only.get(number, [])
 
     def _text(self, condition: Condition) -> str:
@@ -231,18 +233,20 @@ class _Run:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
             read = None if relay else self._bytes(fact)  # a listing: asked once
-            if not relay and not self._smaller(dim, read, KEY_SIDE_SHARE):
-                self._keys(join, None, "its side is not much smaller than the one to prune", 0)
-                continue
+            # A side not much smaller than the one it prunes: its keys only where they
+            # are read from its kept rows (milliseconds), never by a Spark job reading it.
+            larger = not relay and not self._smaller(dim, read, KEY_SIDE_SHARE)
             # A relay narrows a side that passes keys on, however small, but not a one-file
             # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
             if relay and self._one_file(fact) and not self._smaller(dim, self._bytes(fact), 1):
                 self._keys(join, None, "its side is larger than the one file it would narrow", 0)
                 continue
             small = read is not None and read < sizes.KEY_QUERY_BYTES
-            keys = self._dim_keys(join, dim, bound, local_only or small)
-            if keys is None and small and not local_only:
+            keys = self._dim_keys(join, dim, bound, local_only or small or larger)
+            if keys is None and (small or larger) and not local_only:
                 why = "its other side is too small for a Spark key query to pay"
+                if larger:
+                    why = "its side is not much smaller than the one to prune"
                 self._keys(join, None, why, 0.0)
             if keys is None:
                 continue  # none read locally, and no Spark job for them
@@ -254,32 +258,14 @@ class _Run:
     def _add_key_conditions(
         self, number: int, lists: list[tuple[EquiJoin, list[Any], set[str]]]
     ) -> None:
-        """Add each list's condition to reference ``number``'s, each in the
-        form :func:`~.key_use.key_form` gives it."""
+        """Add each list's condition to reference ``number``'s."""
         fact = self.by_number[number]
-        alias = fact.alias or fact.written
         counted = indexed_rows(self.sources.get(fact.key))
         per_file = counted[0] / counted[1] if counted else None
-        shares = [
-            KeyList(len(values), self._share(join, len(values)), bool(kinds & ROW_LEVEL))
-            for join, values, kinds in lists
-        ]
-        for at, (join, values, kinds) in enumerate(lists):
-            form = key_form(kinds, shares, at, per_file)
-            node = key_condition(
-                alias,
-                join.fact_column,
-                values,
-                form.collapse,
-                form.ranges,
-                form.one_list,
-                form.max_ranges,
-            )
-            note = f"{len(values):,} keys of {self.by_number[join.dim].written} through {join.text}"
-            if not form.listed:
-                expected = form.expected or 0.0  # an estimate decided it
-                note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
-            self.conditions.setdefault(number, []).append(Condition(node, "dynamic", note))
+        shares = [self._share(join, len(values)) for join, values, _ in lists]
+        names = [self.by_number[join.dim].written for join, _, _ in lists]
+        found = key_conditions(fact.alias or fact.written, lists, shares, per_file, names)
+        self.conditions.setdefault(number, []).extend(found)
 
     def _share(self, join: EquiJoin, keys: int) -> float | None:
         """The share of the other side's rows ``keys`` of its join key are

@@ -82,12 +82,24 @@ def keys_reach_files(
 
 
 def narrowed_by_keys(
-    number: int, joins: Iterable[EquiJoin], source: Source | None, filtered: Collection[int]
+    number: int,
+    joins: Iterable[EquiJoin],
+    source: Source | None,
+    filtered: Collection[int],
+    conditioned: Collection[int],
 ) -> bool:
     """Whether keys of a ``filtered`` reference can narrow reference ``number``'s
-    table by an index: its kept rows then give its own keys without a Spark job."""
-    return source is not None and any(
+    table by an index: its kept rows then give its own keys without a Spark job.
+    A reference filtered only by conditions Spark alone evaluates, whose keys
+    ``number``'s could narrow in turn, does not count unless it has
+    ``conditioned`` ones too: each would wait for the other's keys, and neither
+    key query would hold the conditions that choose the rows."""
+    if source is None:
+        return False
+    joins = list(joins)
+    narrows = {j.fact for j in joins if j.dim == number}
+    return any(
         why_keys_skip_nothing(source, j.fact_column) is None
         for j in joins
-        if j.fact == number and j.dim in filtered
+        if j.fact == number and j.dim in filtered and (j.dim in conditioned or j.dim not in narrows)
     )

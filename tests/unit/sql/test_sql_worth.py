@@ -51,3 +51,16 @@ def test_keys_that_end_in_one_file_tables_or_at_an_unclustered_min_max_reach_not
     assert not _reach(4, joins)
     assert not _reach(0, joins)  # no join takes its keys
     assert _reach(5, [*joins, _join(0, 4)])  # cd's keys reaching inventory: worth it
+
+
+def test_two_sides_filtered_only_by_subqueries_do_not_wait_for_each_others_keys():
+    joins = [_join(0, 1), _join(1, 0)]  # inventory <-> d2, each with a subquery condition
+    # Both filtered by key-only conditions: neither counts as narrowed by the other,
+    # else each would drop its subquery for keys the other never computes.
+    assert not worth.narrowed_by_keys(0, joins, 0, filtered={0, 1}, conditioned=set())
+    assert not worth.narrowed_by_keys(1, joins, 1, filtered={0, 1}, conditioned=set())
+    # d2 with conditions of its own gives keys: inventory is narrowed by them.
+    assert worth.narrowed_by_keys(0, joins, 0, filtered={0, 1}, conditioned={1})
+    # One way only (q58: the IN subquery's table narrows the outer reference).
+    assert worth.narrowed_by_keys(0, [_join(0, 1)], 0, filtered={1}, conditioned=set())
+    assert not worth.narrowed_by_keys(0, joins, None, filtered={0, 1}, conditioned={1})
