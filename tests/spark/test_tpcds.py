@@ -1,9 +1,9 @@
 """TPC-DS's 99 queries through ``si.sql`` return exactly ``spark.sql``'s rows, in
 three session time zones, over small TPC-DS data (DuckDB's tpcds extension,
 SF 0.01) indexed as bench/tpcds.py indexes SF1: each fact table in date order in
-several files, min-max on every ``_sk`` key, bit-sliced bitmaps on the facts'
-date, item and customer keys, equality bitmaps on dimension strings and
-bit-sliced bitmaps on dimension numbers.
+several files, min-max on every key (``_sk``, order and ticket numbers),
+bit-sliced bitmaps on the facts' date, item and customer keys, equality bitmaps
+on dimension strings and bit-sliced bitmaps on dimension numbers and dates.
 
 Spark's own rows are computed once, in UTC (TPC-DS names no timestamp, so no
 zone changes them: checked), and kept beside the data for every worker.
