@@ -1,4 +1,4 @@
-"""A writer appends a small file every few seconds (for 30 s; longer with
+"""A writer appends a small file every few seconds (for 45 s; longer with
 MAINTAIN_STREAM_SECONDS) while the maintenance service runs: every commit is
 covered by the index within LAG_BOUND_S, bin-packing keeps the file count
 bounded, and readers through ``si.read`` always get Spark's rows."""
@@ -31,9 +31,9 @@ from tests._maintain_support import (
 
 pytestmark = pytest.mark.slow
 
-# 30 s (12 commits, two or more bin-packs) proves the bound; MAINTAIN_STREAM_SECONDS=120
+# 45 s (18 commits, several bin-packs) proves the bound; MAINTAIN_STREAM_SECONDS=120
 # is the long version (tests/README.md).
-WRITE_SECONDS = float(os.environ.get("MAINTAIN_STREAM_SECONDS", "30"))
+WRITE_SECONDS = float(os.environ.get("MAINTAIN_STREAM_SECONDS", "45"))
 EVERY_S = 2.5  # one commit (one small file) this often
 LAG_BOUND_S = 45.0  # each commit is covered (or packed into a covered file) this soon
 INITIAL_FILES = 5
