@@ -234,8 +234,12 @@ class _Run:
                 continue
             read = None if relay else self._bytes(fact)  # a listing: asked once
             # A side not much smaller than the one it prunes: its keys only where they
-            # are read from its kept rows (milliseconds), never by a Spark job reading it.
+            # are read from its kept rows (milliseconds), never by a Spark job reading it,
+            # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
             larger = not relay and not self._smaller(dim, read, KEY_SIDE_SHARE)
+            if larger and not self._read_below(dim, sizes.LOCAL_KEY_SIDE_BYTES):
+                self._keys(join, None, "its side is not much smaller than the one to prune", 0)
+                continue
             # A relay narrows a side that passes keys on, however small, but not a one-file
             # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
             if relay and self._one_file(fact) and not self._smaller(dim, self._bytes(fact), 1):
@@ -296,6 +300,11 @@ class _Run:
         if dim_bytes is None or fact_bytes is None:
             return True
         return dim_bytes * share <= fact_bytes
+
+    def _read_below(self, reference: Reference, limit: int) -> bool:
+        """Whether ``reference`` is known to read fewer than ``limit`` bytes."""
+        read = self._bytes(reference)
+        return read is not None and read < limit
 
     def _dim_keys(
         self, join: EquiJoin, dim: Reference, bound: int, local_only: bool

@@ -19,7 +19,7 @@ from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned
 from skipindex.sql.references import Reference
 
-__all__ = ["KEY_QUERY_BYTES", "KEY_SIDE_SHARE", "reference_bytes"]
+__all__ = ["KEY_QUERY_BYTES", "KEY_SIDE_SHARE", "LOCAL_KEY_SIDE_BYTES", "reference_bytes"]
 
 KEY_SIDE_SHARE = 2
 # A Spark key query costs 0.15-0.3 s (analysis, a job, the keys back): about what
@@ -28,6 +28,11 @@ KEY_SIDE_SHARE = 2
 # 13 MB cost their queries more than the files they skipped saved). A side that
 # reads fewer is pruned only by keys read without Spark (from bitmaps' rows).
 KEY_QUERY_BYTES = 64 * 2**20
+# A side not much smaller than the one it prunes gives keys read from its kept rows
+# only where it reads fewer bytes than this: beyond, the keys are many and reading
+# them (a row-by-row prune again, then the column) costs what it could save (TPC-DS
+# SF10 q75: 0.8 s over two years of catalog_sales, for more keys than the bound).
+LOCAL_KEY_SIDE_BYTES = 64 * 2**20
 
 
 def reference_bytes(
