@@ -28,6 +28,7 @@ from skipindex.expressions.timezones import session_zone, zone_named
 __all__ = [
     "Condition",
     "bare_column",
+    "plain_column",
     "column_refs",
     "derivable",
     "has_function",
@@ -195,6 +196,16 @@ def render(node: exp.Expr) -> str:
 def has_function(node: exp.Expr) -> bool:
     """Whether a column in ``node`` sits under a function (prune rewrites those)."""
     return any(isinstance(child, (*_FUNCTIONS, exp.Anonymous)) for child in node.walk())
+
+
+def plain_column(node: exp.Expr) -> exp.Column | None:
+    """``node`` (through parentheses) where it is a column qualified by its source's
+    alias alone (no database), else None."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier) and node.table:
+        return node if not node.args.get("db") else None
+    return None
 
 
 def bare_column(column: exp.Column) -> exp.Expr:

@@ -33,6 +33,7 @@ from skipindex.sql.text import escape, run_sql
 __all__ = [
     "BITMAP_KEYS",
     "MAX_KEYS",
+    "RANGES_ONLY",
     "ROW_CODE_KEYS",
     "Keys",
     "in_node",
@@ -56,6 +57,9 @@ ROW_CODE_KEYS = 16384
 # bitmaps read each candidate row's code instead (indexes/_dense_members.py) and
 # take the list as it is; sql/key_use.py decides whether it is worth trying.
 BITMAP_KEYS = 32
+# Kinds that answer a key list only by its ranges: a list on a column with no other
+# index is cut to a few ranges (key_use.MINMAX_RANGES), whatever its length.
+RANGES_ONLY = frozenset({"minmax", "partition"})
 
 
 @dataclass(frozen=True)
@@ -78,7 +82,7 @@ def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
     catalog_returns)."""
     if dynamic_keys is not None:
         return dynamic_keys
-    if "bitsliced_bitmap" in kinds or (kinds and kinds <= {"minmax", "partition"}):
+    if "bitsliced_bitmap" in kinds or (kinds and kinds <= RANGES_ONLY):
         return ROW_CODE_KEYS
     return MAX_KEYS
 

@@ -36,7 +36,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
-from skipindex.sql.dynamic import BITMAP_KEYS, key_condition
+from skipindex.sql.dynamic import BITMAP_KEYS, RANGES_ONLY, key_condition
 from skipindex.sql.local_keys import ROW_LEVEL
 from skipindex.store.manifest import load_latest
 
@@ -154,7 +154,7 @@ def key_form(
         bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
         listed and "bitsliced_bitmap" in kinds,
         expected,
-        MINMAX_RANGES if kinds <= {"minmax", "partition"} else None,
+        MINMAX_RANGES if kinds <= RANGES_ONLY else None,
     )
 
 

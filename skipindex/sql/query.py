@@ -233,16 +233,17 @@ class _Run:
                 self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
                 continue
             read = None if relay else self._bytes(fact)  # a listing: asked once
+            dim_read = None if relay else self._bytes(dim)
             # A side not much smaller than the one it prunes: its keys only where they
             # are read from its kept rows (milliseconds), never by a Spark job reading it,
             # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
-            larger = not relay and not self._smaller(dim, read, KEY_SIDE_SHARE)
-            if larger and not self._read_below(dim, sizes.LOCAL_KEY_SIDE_BYTES):
+            larger = not relay and not _fits(dim_read, read, KEY_SIDE_SHARE)
+            if larger and (dim_read is None or dim_read >= sizes.LOCAL_KEY_SIDE_BYTES):
                 self._keys(join, None, "its side is not much smaller than the one to prune", 0)
                 continue
             # A relay narrows a side that passes keys on, however small, but not a one-file
             # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
-            if relay and self._one_file(fact) and not self._smaller(dim, self._bytes(fact), 1):
+            if relay and self._one_file(fact) and not _fits(self._bytes(dim), self._bytes(fact), 1):
                 self._keys(join, None, "its side is larger than the one file it would narrow", 0)
                 continue
             small = read is not None and read < sizes.KEY_QUERY_BYTES
@@ -292,19 +293,6 @@ class _Run:
         """The bytes ``reference`` reads (None: not known)."""
         source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
         return reference_bytes(self.spark, reference, source, pruned)
-
-    def _smaller(self, dim: Reference, fact_bytes: int | None, share: int) -> bool:
-        """Whether ``dim`` reads at most 1 / ``share`` of ``fact_bytes``, the
-        bytes of the side it would prune (unknown either side: allowed)."""
-        dim_bytes = self._bytes(dim)
-        if dim_bytes is None or fact_bytes is None:
-            return True
-        return dim_bytes * share <= fact_bytes
-
-    def _read_below(self, reference: Reference, limit: int) -> bool:
-        """Whether ``reference`` is known to read fewer than ``limit`` bytes."""
-        read = self._bytes(reference)
-        return read is not None and read < limit
 
     def _dim_keys(
         self, join: EquiJoin, dim: Reference, bound: int, local_only: bool
@@ -388,6 +376,14 @@ class _Run:
                 )
             )
         return out
+
+
+def _fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
+    """Whether a side reading ``dim_bytes`` reads at most 1 / ``share`` of
+    ``fact_bytes``, the bytes of the side it would prune (unknown either side: allowed)."""
+    if dim_bytes is None or fact_bytes is None:
+        return True
+    return dim_bytes * share <= fact_bytes
 
 
 def _since(started: float) -> float:

@@ -33,7 +33,7 @@ from typing import cast
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
-from skipindex.sql.conjuncts import split_and
+from skipindex.sql.conjuncts import plain_column, split_and
 from skipindex.sql.joins import join_shape
 from skipindex.sql.pushdown import pushable
 
@@ -101,7 +101,7 @@ def _exists(scope: Scope, node: exp.Exists, preserved: set[str], negated: bool) 
     for conjunct in split_and(where.this if where is not None else None):
         if not isinstance(conjunct, exp.EQ):
             continue
-        left, right = _plain(conjunct.this), _plain(conjunct.expression)
+        left, right = plain_column(conjunct.this), plain_column(conjunct.expression)
         if left is None or right is None:
             continue
         for outer, local in ((left, right), (right, left)):
@@ -126,11 +126,3 @@ def _scope_of(scope: Scope, query: exp.Expr) -> Scope | None:
     if inner is None or not isinstance(inner.expression, exp.Select):
         return None
     return inner
-
-
-def _plain(node: exp.Expr) -> exp.Column | None:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier) and node.table:
-        return node
-    return None

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from sqlglot import exp
 from sqlglot.optimizer.scope import Scope
 
-from skipindex.sql.conjuncts import Condition, column_refs, render, replace_columns
+from skipindex.sql.conjuncts import Condition, column_refs, plain_column, render, replace_columns
 from skipindex.sql.pushdown import trace_column
 from skipindex.sql.references import REF
 
@@ -74,7 +74,7 @@ def equalities(
         node = condition.node
         if not isinstance(node, exp.EQ):
             continue
-        left, right = _column(node.this), _column(node.expression)
+        left, right = plain_column(node.this), plain_column(node.expression)
         if left is None or right is None or left.table == right.table:
             continue
         sides = [_side(scope, c, types) for c in (left, right)]
@@ -82,14 +82,6 @@ def equalities(
             continue
         found.append(Equality(sides[0], sides[1], frozenset(absorbs), node.sql(dialect="spark")))
     return found
-
-
-def _column(node: exp.Expr) -> exp.Column | None:
-    while isinstance(node, exp.Paren):
-        node = node.this
-    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier) and node.table:
-        return node if not node.args.get("db") else None
-    return None
 
 
 def _side(scope: Scope, column: exp.Column, types: Mapping[int, Mapping[str, str]]) -> Side | None:
