@@ -40,7 +40,9 @@ def key_query_owner(scope: Scope, node: exp.Expr, absorbs: set[str]) -> str | No
     inside: set[int] = set()
     for subquery in inner:
         for nested in subquery.traverse():
-            for name, source in nested.sources.items():
+            # the sources it reads: ``sources`` also holds every CTE defined before it
+            # (q58's cs_items sees ss_items), which it need not name
+            for name, (_, source) in nested.selected_sources.items():
                 if isinstance(source, Scope) and source.scope_type == ScopeType.CTE:
                     return None
                 defined.add(name)

@@ -448,6 +448,13 @@ def test_an_uncorrelated_subquery_condition_is_kept_for_the_key_query_only():
             f"WHERE {condition}"
         )
         assert derivation.key_only == {}, condition
+    # a CTE defined before the one holding the subquery, which it does not read (q58)
+    derivation, _ = run(
+        "WITH c AS (SELECT k1 FROM dim), e AS (SELECT f.q FROM fact f JOIN dim a "
+        "ON f.k1 = a.k1 WHERE a.grp IN (SELECT grp FROM dim2 JOIN dim ON dim2.big = dim.grp)) "
+        "SELECT * FROM c JOIN e ON c.k1 = e.q"
+    )
+    assert list(derivation.key_only) == [2], derivation.key_only  # a
     derivation, _ = run(  # on the null-supplying side of a LEFT JOIN: not its rows' filter
         "SELECT * FROM fact f LEFT JOIN dim a ON f.k1 = a.k1 "
         "WHERE a.grp IN (SELECT grp FROM dim) OR a.grp IS NULL"
