@@ -36,11 +36,13 @@ __all__ = [
     "RANGES_ONLY",
     "ROW_CODE_KEYS",
     "Keys",
+    "Spans",
     "in_node",
     "join_keys",
     "key_bound",
     "key_condition",
     "quote",
+    "spans_condition",
 ]
 
 # Measured by bench/sql_keys.py (bench/SQL.md): on SSB SF10 lineorder (1,000 files)
@@ -63,11 +65,20 @@ RANGES_ONLY = frozenset({"minmax", "partition"})
 
 
 @dataclass(frozen=True)
+class Spans:
+    """Ranges that hold every key a side yields, not the keys themselves: the
+    joined ``(min, max)`` of its kept files (:mod:`.file_ranges`)."""
+
+    ranges: tuple[tuple[Any, Any], ...]
+    files: int  # the kept files they bound
+
+
+@dataclass(frozen=True)
 class Keys:
     """The keys one join's dim side yields (None: none used) and why."""
 
     join: EquiJoin
-    values: list[Any] | None
+    values: list[Any] | Spans | None
     note: str
     seconds: float
 
@@ -175,6 +186,22 @@ def key_condition(
         )
     elif singles:
         parts.append(in_node(alias, column, singles))
+    return parts[0] if len(parts) == 1 else exp.or_(*parts)
+
+
+def spans_condition(alias: str, column: str, spans: Spans, max_ranges: int) -> exp.Expr:
+    """``column BETWEEN low AND high OR ...`` over ``spans``' ranges, joined across
+    their narrowest gaps down to at most ``max_ranges`` (see :func:`key_condition`)."""
+    runs = [[low, high] for low, high in spans.ranges]
+    if not runs:
+        return exp.false()
+    if len(runs) > max_ranges:
+        runs = _widest_gaps(runs, max_ranges)
+    target = exp.column(exp.to_identifier(column), table=alias)
+    parts: list[exp.Expr] = [
+        exp.Between(this=target.copy(), low=_literal(low), high=_literal(high))
+        for low, high in runs
+    ]
     return parts[0] if len(parts) == 1 else exp.or_(*parts)
 
 

@@ -36,7 +36,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
-from skipindex.sql.dynamic import BITMAP_KEYS, RANGES_ONLY, key_condition
+from skipindex.sql.dynamic import BITMAP_KEYS, RANGES_ONLY, Spans, key_condition, spans_condition
 from skipindex.sql.local_keys import ROW_LEVEL
 from skipindex.store.manifest import load_latest
 
@@ -160,21 +160,28 @@ def key_form(
 
 def key_conditions(
     alias: str,
-    lists: Sequence[tuple[EquiJoin, list[Any], set[str]]],
+    lists: Sequence[tuple[EquiJoin, list[Any] | Spans, set[str]]],
     shares: Sequence[float | None],
     rows_per_file: float | None,
     names: Sequence[str],
 ) -> list[Condition]:
-    """A condition on reference ``alias`` for each key list (its join, keys and
-    the index kinds on the pruned column), in the form :func:`key_form` gives
-    it; ``shares``: the other side's rows each list is expected to hold,
-    ``names``: each join's other side as the query writes it."""
+    """A condition on reference ``alias`` for each key list (its join, keys, or
+    ranges holding them, and the index kinds on the pruned column), in the form
+    :func:`key_form` gives it; ``shares``: the other side's rows each list is
+    expected to hold, ``names``: each join's other side as the query writes it."""
     described = [
         KeyList(len(values), share, bool(kinds & ROW_LEVEL))
+        if isinstance(values, list)
+        else KeyList(0, None, False)  # ranges: not counted, not estimated
         for (_, values, kinds), share in zip(lists, shares, strict=True)
     ]
     out = []
     for at, ((join, values, kinds), name) in enumerate(zip(lists, names, strict=True)):
+        if isinstance(values, Spans):
+            node = spans_condition(alias, join.fact_column, values, MINMAX_RANGES)
+            note = f"the min-max of {name}'s {values.files:,} kept files through {join.text}"
+            out.append(Condition(node, "dynamic", note))
+            continue
         form = key_form(kinds, described, at, rows_per_file)
         node = key_condition(
             alias, join.fact_column, values, form.collapse, form.ranges, form.one_list,

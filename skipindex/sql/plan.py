@@ -10,9 +10,12 @@ from typing import Any
 from skipindex.errors import SessionChangedError
 from skipindex.pruning.result import PruneResult
 from skipindex.spark.settings import SparkView
+from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition, has_function, render
+from skipindex.sql.frames import Pruned
+from skipindex.sql.references import Reference
 
-__all__ = ["JoinKeys", "ReferencePlan", "SqlPlan", "made_under"]
+__all__ = ["JoinKeys", "ReferencePlan", "SqlPlan", "made_under", "reference_plan"]
 
 _ORIGINS = {
     "written": "written",
@@ -90,6 +93,33 @@ class ReferencePlan:
         }
 
 
+def reference_plan(
+    reference: Reference,
+    pruned: Pruned | None,
+    source: Source | None,
+    conditions: list[Condition],
+) -> ReferencePlan:
+    """The account of one reference: how it was pruned, or why it is read whole."""
+    note = (
+        pruned.note
+        if pruned is not None
+        else (reference.why_whole or ("not an indexed table" if source is None else ""))
+    )
+    return ReferencePlan(
+        reference.number,
+        reference.written,
+        reference.alias,
+        reference.line,
+        source.path if source is not None else None,
+        tuple(conditions),
+        pruned.where if pruned is not None else None,
+        pruned.result if pruned is not None else None,
+        pruned is not None and pruned.frame is not None,
+        note,
+        pruned.seconds if pruned is not None else 0.0,
+    )
+
+
 @dataclass(frozen=True)
 class JoinKeys:
     """One equi-join whose keys were (or were not) used to prune its fact side."""
@@ -100,14 +130,17 @@ class JoinKeys:
     keys: int | None  # how many keys (None: not used)
     note: str
     seconds: float
+    ranges: int | None = None  # not keys, but ranges holding them (:mod:`.file_ranges`)
 
     def describe(self) -> str:
-        used = (
-            f"{self.keys:,} keys of {self.dim} pruned {self.fact}"
-            + (f", {self.note}" if self.note else "")
-            if self.keys is not None
-            else f"keys of {self.dim} not used for {self.fact}: {self.note}"
-        )
+        if self.ranges is not None:
+            used = f"{self.note}: {self.ranges:,} range(s) pruned {self.fact}"
+        elif self.keys is not None:
+            used = f"{self.keys:,} keys of {self.dim} pruned {self.fact}" + (
+                f", {self.note}" if self.note else ""
+            )
+        else:
+            used = f"keys of {self.dim} not used for {self.fact}: {self.note}"
         return f"  {self.condition}: {used} ({self.seconds * 1000:.0f} ms)"
 
 
@@ -158,6 +191,7 @@ class SqlPlan:
                     "fact": j.fact,
                     "dim": j.dim,
                     "keys": j.keys,
+                    "ranges": j.ranges,
                     "note": j.note,
                     "seconds": j.seconds,
                 }

@@ -18,21 +18,22 @@ model. The rows are always the rows ``spark.sql(query)`` returns.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
-from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.spark.settings import SparkView
 from skipindex.sql import sizes, worth
 from skipindex.sql.catalog import Source, resolve
 from skipindex.sql.conjuncts import Condition, prune_where, render
 from skipindex.sql.derive import Derivation, EquiJoin, Parsed, derive, parse
-from skipindex.sql.dynamic import Keys, join_keys, key_bound
+from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, join_keys, key_bound
+from skipindex.sql.file_ranges import kept_file_ranges
 from skipindex.sql.frames import Pruned, prune_source, whole_frame
 from skipindex.sql.key_use import index_kinds, indexed_rows, key_conditions
 from skipindex.sql.local_keys import local_keys
-from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under
+from skipindex.sql.plan import JoinKeys, ReferencePlan, SqlPlan, made_under, reference_plan
 from skipindex.sql.references import Reference
-from skipindex.sql.sizes import KEY_SIDE_SHARE, reference_bytes
+from skipindex.sql.sizes import KEY_SIDE_SHARE, fits, reference_bytes
 from skipindex.sql.text import escape, placeholder, run_sql, substitute
 
 __all__ = ["sql", "sql_plan"]
@@ -109,6 +110,7 @@ class _Run:
         self.fed: dict[int, set[int]] = {}  # reference -> those whose keys pruned it
         self.rendered: dict[int, str] = {}  # id of a condition (alive in conditions) -> SQL
         self.join_keys: list[JoinKeys] = []
+        self.asked: dict[tuple[Any, ...], Keys] = {}  # Spark key queries, by what they ask
         self.wholes: dict[int, Any] = {}  # reference -> read whole, schema known (see _read)
         self.indexed = [
             r
@@ -165,14 +167,6 @@ class _Run:
     def _one_file(self, reference: Reference) -> bool:
         return worth.one_file(self.sources[reference.key])
 
-    def _relay(self, join: EquiJoin) -> bool:
-        """Whether ``join``'s pruned side passes keys on to a third reference: then
-        it is narrowed whatever the sizes (but see the one-file check below)."""
-        return any(
-            j.dim == join.fact and j.fact not in (join.fact, join.dim)
-            for j in self.derivation.joins
-        )
-
     def _reach(self, number: int, besides: tuple[int, ...] = ()) -> bool:
         """Whether keys of reference ``number`` can skip files of some reference
         (:func:`~.worth.keys_reach_files`; q72's second date dimension, between
@@ -185,7 +179,7 @@ class _Run:
         """Each equi-join's filtered side's keys prune its other side, in rounds: a
         side narrowed by keys in one round gives its own keys in the next (q72:
         1999's weeks narrow a second date dimension, whose dates narrow inventory)."""
-        tried: set[tuple[int, str, int, str]] = set()
+        tried: dict[tuple[int, str, int, str], frozenset[int]] = {}
         for round_ in range(ROUNDS):
             found = self._key_round(dynamic_keys, tried, local_only=round_ > 0)
             if not found:
@@ -196,63 +190,50 @@ class _Run:
                 self._prune(self.by_number[number])
 
     def _key_round(
-        self, dynamic_keys: int | None, tried: set[tuple[int, str, int, str]], local_only: bool
-    ) -> dict[int, list[tuple[EquiJoin, list[Any], set[str]]]]:
+        self,
+        dynamic_keys: int | None,
+        tried: dict[tuple[int, str, int, str], frozenset[int]],
+        local_only: bool,
+    ) -> dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]:
         """One round of key lists; after the first, only keys read from a side's
         kept rows (a Spark key query over the long lists earlier rounds added
-        to its conditions costs seconds where reading them costs milliseconds)."""
+        to its conditions costs seconds where reading them costs milliseconds).
+        ``tried``: each join tried, and the sides whose keys had narrowed its dim
+        side then. A side narrowed since, or narrowed by this very side and others,
+        gives ranges from its kept files only, which cost no read (q49: catalog_sales,
+        whole in the first round, then December's two files, bounds its returns)."""
         indexed = {r.number for r in self.indexed}
-        found: dict[int, list[tuple[EquiJoin, list[Any], set[str]]]] = {}
+        found: dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]] = {}
         for join in self.derivation.joins:
             key = (join.fact, join.fact_column, join.dim, join.dim_column)
-            if key in tried or join.fact not in indexed:
-                continue
-            if join.fact in self.fed.get(join.dim, ()):
-                continue  # its keys came from this very side: nothing new to learn
+            fed = frozenset(self.fed.get(join.dim, ()))
+            if tried.get(key) == fed or join.fact not in indexed or (fed and fed <= {join.fact}):
+                continue  # tried as it is, or its keys came from this very side
             dim = self.by_number[join.dim]
             filtered = self.conditions.get(join.dim) or self._key_only(join.dim)
             if not filtered or dim.why_whole is not None:
                 continue  # not filtered (yet): its keys are all keys
-            tried.add(key)
+            again = key in tried or join.fact in fed
+            tried[key] = fed
             fact = self.by_number[join.fact]
+            kinds = index_kinds(self.sources[fact.key], join.fact_column)
+            ranges_only = bool(kinds) and kinds <= RANGES_ONLY
             before = self.pruned.get(join.fact)
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
-            relay = self._relay(join)
-            if self._one_file(fact) and not self._reach(join.fact, (join.dim,)):
-                self._keys(join, None, "its other side is one file: nothing to skip", 0.0)
+            if again and not ranges_only:
                 continue
             why = worth.why_keys_skip_nothing(self.sources[fact.key], join.fact_column)
+            if self._one_file(fact) and not self._reach(join.fact, (join.dim,)):
+                why = "its other side is one file: nothing to skip"
             if why is not None:
-                self._keys(join, None, why, 0.0)
+                if not again:
+                    self._keys(join, None, why, 0.0)
                 continue
-            kinds = index_kinds(self.sources[fact.key], join.fact_column)
             bound = key_bound(dynamic_keys, kinds)
-            many = self._many_rows(join.dim)
-            if many > MANY * bound:
-                self._keys(join, None, f"its index says about {many:,} rows match", 0.0)
-                continue
-            read = None if relay else self._bytes(fact)  # a listing: asked once
-            dim_read = None if relay else self._bytes(dim)
-            # A side not much smaller than the one it prunes: its keys only where they
-            # are read from its kept rows (milliseconds), never by a Spark job reading it,
-            # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
-            larger = not relay and not _fits(dim_read, read, KEY_SIDE_SHARE)
-            if larger and (dim_read is None or dim_read >= sizes.LOCAL_KEY_SIDE_BYTES):
-                self._keys(join, None, "its side is not much smaller than the one to prune", 0)
-                continue
-            # A relay narrows a side that passes keys on, however small, but not a one-file
-            # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
-            if relay and self._one_file(fact) and not _fits(self._bytes(dim), self._bytes(fact), 1):
-                self._keys(join, None, "its side is larger than the one file it would narrow", 0)
-                continue
-            small = read is not None and read < sizes.KEY_QUERY_BYTES
-            keys = self._dim_keys(join, dim, bound, local_only or small or larger)
-            if keys is None and (small or larger) and not local_only:
-                why = "its other side is too small for a Spark key query to pay"
-                if larger:
-                    why = "its side is not much smaller than the one to prune"
-                self._keys(join, None, why, 0.0)
+            keys = None if again else self._values(join, dim, fact, bound, local_only)
+            if (keys is None or keys.values is None) and ranges_only:
+                keys = self._spans(join, dim) or keys  # what min-max needs: ranges
             if keys is None:
                 continue  # none read locally, and no Spark job for them
             self._keys(join, keys.values, keys.note, keys.seconds)
@@ -260,14 +241,61 @@ class _Run:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
         return found
 
+    def _values(
+        self, join: EquiJoin, dim: Reference, fact: Reference, bound: int, local_only: bool
+    ) -> Keys | None:
+        """``join``'s keys from ``dim``, or why none are used (None: no word to say)."""
+        pruned = self.pruned.get(join.dim)
+        many = worth.matching_rows(pruned.result if pruned is not None else None)
+        if many > MANY * bound:
+            return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
+        relay = worth.relays(join, self.derivation.joins)
+        read = None if relay else self._bytes(fact)  # a listing: asked once
+        dim_read = None if relay else self._bytes(dim)
+        # A side not much smaller than the one it prunes: its keys only where they
+        # are read from its kept rows (milliseconds), never by a Spark job reading it,
+        # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
+        larger = not relay and not fits(dim_read, read, KEY_SIDE_SHARE)
+        if larger and (dim_read is None or dim_read >= sizes.LOCAL_KEY_SIDE_BYTES):
+            return Keys(join, None, "its side is not much smaller than the one to prune", 0)
+        # A relay narrows a side that passes keys on, however small, but not a one-file
+        # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
+        if relay and self._one_file(fact) and not fits(self._bytes(dim), self._bytes(fact), 1):
+            return Keys(join, None, "its side is larger than the one file it would narrow", 0)
+        small = read is not None and read < sizes.KEY_QUERY_BYTES
+        keys = self._dim_keys(join, dim, bound, local_only or small or larger)
+        if keys is None and (small or larger) and not local_only:
+            why = "its other side is too small for a Spark key query to pay"
+            if larger:
+                why = "its side is not much smaller than the one to prune"
+            return Keys(join, None, why, 0.0)
+        return keys
+
+    def _spans(self, join: EquiJoin, dim: Reference) -> Keys | None:
+        """Ranges holding ``dim``'s keys, from the min-max of the files its prune
+        kept, where that prune skipped some (:mod:`.file_ranges`)."""
+        pruned, source = self.pruned.get(dim.number), self.sources.get(dim.key)
+        result = pruned.result if pruned is not None else None
+        if source is None or result is None or result.kept >= result.total:
+            return None
+        started = time.perf_counter()
+        ranges = kept_file_ranges(source, result, join.dim_column, self.view.case_sensitive)
+        if ranges is None:
+            return None
+        note = f"the min-max of its {result.kept:,} kept files bound its keys"
+        return Keys(join, Spans(tuple(ranges), result.kept), note, _since(started))
+
     def _add_key_conditions(
-        self, number: int, lists: list[tuple[EquiJoin, list[Any], set[str]]]
+        self, number: int, lists: list[tuple[EquiJoin, list[Any] | Spans, set[str]]]
     ) -> None:
         """Add each list's condition to reference ``number``'s."""
         fact = self.by_number[number]
         counted = indexed_rows(self.sources.get(fact.key))
         per_file = counted[0] / counted[1] if counted else None
-        shares = [self._share(join, len(values)) for join, values, _ in lists]
+        shares = [
+            self._share(join, len(values)) if isinstance(values, list) else None
+            for join, values, _ in lists
+        ]
         names = [self.by_number[join.dim].written for join, _, _ in lists]
         found = key_conditions(fact.alias or fact.written, lists, shares, per_file, names)
         self.conditions.setdefault(number, []).extend(found)
@@ -277,17 +305,6 @@ class _Run:
         expected to hold: keys / the rows of the key's own table (its key)."""
         counted = indexed_rows(self.sources.get(self.by_number[join.dim].key))
         return min(1.0, keys / counted[0]) if counted and counted[0] else None
-
-    def _many_rows(self, number: int) -> int:
-        """At least about how many rows of reference ``number`` its prune says
-        match (0: it cannot say): the rows bitmaps narrowed kept files to, and
-        about LIKELY_ROWS in each file kept from a sample of its rows."""
-        pruned = self.pruned.get(number)
-        result = pruned.result if pruned is not None else None
-        if result is None:
-            return 0
-        narrowed = sum(len(rows) for rows in result.rows.values())
-        return int(narrowed + LIKELY_ROWS * result.row_level_sampled)
 
     def _bytes(self, reference: Reference) -> int | None:
         """The bytes ``reference`` reads (None: not known)."""
@@ -310,16 +327,30 @@ class _Run:
         if local_only:
             return None
         dim_where = self._where(dim.number) or "TRUE"
+        files = pruned.result.files if pruned and pruned.frame and pruned.result else None
+        asked = (dim.key, tuple(files or ()), dim_where, join.dim_column, bound)
+        known = self.asked.get(asked)  # q58: three CTEs' date dimensions, a week by subquery
+        if known is not None:
+            again = "as asked for another reference" if known.values is not None else known.note
+            return replace(known, join=join, note=again)
         frame = self._read(dim)
         if frame is not None:
             name = placeholder(dim.number)
-            return join_keys(self.spark, join, "{" + name + "}", {name: frame}, dim_where, bound)
-        return join_keys(self.spark, join, escape(dim.written), {}, dim_where, bound)
+            keys = join_keys(self.spark, join, "{" + name + "}", {name: frame}, dim_where, bound)
+        else:
+            keys = join_keys(self.spark, join, escape(dim.written), {}, dim_where, bound)
+        self.asked[asked] = replace(keys, seconds=0.0)
+        return keys
 
-    def _keys(self, join: EquiJoin, values: list[Any] | None, note: str, seconds: float) -> None:
+    def _keys(
+        self, join: EquiJoin, values: list[Any] | Spans | None, note: str, seconds: float
+    ) -> None:
         fact, dim = self.by_number[join.fact], self.by_number[join.dim]
-        count = len(values) if values is not None else None
-        self.join_keys.append(JoinKeys(join.text, fact.written, dim.written, count, note, seconds))
+        count = len(values) if isinstance(values, list) else None
+        ranges = len(values.ranges) if isinstance(values, Spans) else None
+        self.join_keys.append(
+            JoinKeys(join.text, fact.written, dim.written, count, note, seconds, ranges)
+        )
 
     def _read(self, reference: Reference) -> Any:
         """The frame the reference is read from: its kept files, else the table
@@ -350,40 +381,15 @@ class _Run:
         return run_sql(self.spark, substitute(self.parsed.text, spans), frames)
 
     def plans(self) -> list[ReferencePlan]:
-        out = []
-        for number in sorted(self.derivation.tables | set(self.pruned)):
-            reference = self.by_number[number]
-            pruned = self.pruned.get(number)
-            source = self.sources.get(reference.key)
-            note = (
-                pruned.note
-                if pruned is not None
-                else (reference.why_whole or ("not an indexed table" if source is None else ""))
+        return [
+            reference_plan(
+                self.by_number[number],
+                self.pruned.get(number),
+                self.sources.get(self.by_number[number].key),
+                self.conditions.get(number, []),
             )
-            out.append(
-                ReferencePlan(
-                    number,
-                    reference.written,
-                    reference.alias,
-                    reference.line,
-                    source.path if source is not None else None,
-                    tuple(self.conditions.get(number, [])),
-                    pruned.where if pruned is not None else None,
-                    pruned.result if pruned is not None else None,
-                    pruned is not None and pruned.frame is not None,
-                    note,
-                    pruned.seconds if pruned is not None else 0.0,
-                )
-            )
-        return out
-
-
-def _fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
-    """Whether a side reading ``dim_bytes`` reads at most 1 / ``share`` of
-    ``fact_bytes``, the bytes of the side it would prune (unknown either side: allowed)."""
-    if dim_bytes is None or fact_bytes is None:
-        return True
-    return dim_bytes * share <= fact_bytes
+            for number in sorted(self.derivation.tables | set(self.pruned))
+        ]
 
 
 def _since(started: float) -> float:

@@ -19,7 +19,13 @@ from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned
 from skipindex.sql.references import Reference
 
-__all__ = ["KEY_QUERY_BYTES", "KEY_SIDE_SHARE", "LOCAL_KEY_SIDE_BYTES", "reference_bytes"]
+__all__ = [
+    "KEY_QUERY_BYTES",
+    "KEY_SIDE_SHARE",
+    "LOCAL_KEY_SIDE_BYTES",
+    "fits",
+    "reference_bytes",
+]
 
 KEY_SIDE_SHARE = 2
 # A Spark key query costs 0.15-0.3 s (analysis, a job, the keys back): about what
@@ -33,6 +39,14 @@ KEY_QUERY_BYTES = 64 * 2**20
 # them (a row-by-row prune again, then the column) costs what it could save (TPC-DS
 # SF10 q75: 0.8 s over two years of catalog_sales, for more keys than the bound).
 LOCAL_KEY_SIDE_BYTES = 64 * 2**20
+
+
+def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
+    """Whether a side reading ``dim_bytes`` reads at most 1 / ``share`` of
+    ``fact_bytes``, the bytes of the side it would prune (unknown either side: allowed)."""
+    if dim_bytes is None or fact_bytes is None:
+        return True
+    return dim_bytes * share <= fact_bytes
 
 
 def reference_bytes(

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 
+from skipindex.pruning.evaluate import LIKELY_ROWS
+from skipindex.pruning.result import PruneResult
 from skipindex.pruning.spread import column_spread
 from skipindex.sql.catalog import Source
 from skipindex.sql.derive import EquiJoin
@@ -22,8 +24,10 @@ from skipindex.sql.key_use import index_kinds, indexed_rows
 __all__ = [
     "UNCLUSTERED",
     "keys_reach_files",
+    "matching_rows",
     "narrowed_by_keys",
     "one_file",
+    "relays",
     "why_keys_skip_nothing",
 ]
 
@@ -39,6 +43,23 @@ def one_file(source: Source | None) -> bool:
         return False
     counted = indexed_rows(source)
     return counted is not None and counted[1] <= 1
+
+
+def matching_rows(result: PruneResult | None) -> int:
+    """At least about how many rows a prune says match (0: it cannot say): the
+    rows bitmaps narrowed kept files to, and about LIKELY_ROWS in each file kept
+    from a sample of its rows. Keys are not asked of a side this says has many
+    times the bound of them."""
+    if result is None:
+        return 0
+    narrowed = sum(len(rows) for rows in result.rows.values())
+    return int(narrowed + LIKELY_ROWS * result.row_level_sampled)
+
+
+def relays(join: EquiJoin, joins: Iterable[EquiJoin]) -> bool:
+    """Whether ``join``'s pruned side passes keys on to a third reference: then
+    it is narrowed whatever the sizes (but not a one-file side by a larger one)."""
+    return any(j.dim == join.fact and j.fact not in (join.fact, join.dim) for j in joins)
 
 
 def why_keys_skip_nothing(source: Source, column: str) -> str | None:

@@ -1,13 +1,22 @@
-"""The estimate that decides whether a long join-key list is tried key by key."""
+"""The estimate that decides whether a long join-key list is tried key by key, and
+the conditions key lists and ranges holding keys become."""
 
 from __future__ import annotations
 
+import datetime
 import math
 
 import pytest
 
-from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS, key_bound
-from skipindex.sql.key_use import USEFUL_MATCHES, KeyList, expected_matches
+from skipindex.sql.conjuncts import render
+from skipindex.sql.derive import EquiJoin
+from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS, Spans, key_bound, spans_condition
+from skipindex.sql.key_use import (
+    USEFUL_MATCHES,
+    KeyList,
+    expected_matches,
+    key_conditions,
+)
 
 
 def test_lists_answered_row_by_row_multiply_their_shares():
@@ -40,3 +49,25 @@ def test_the_key_bound_is_the_callers_else_wider_on_bit_sliced_bitmaps():
     assert key_bound(None, {"bloom", "bitsliced_bitmap"}) == ROW_CODE_KEYS > MAX_KEYS
     assert key_bound(3, {"bitsliced_bitmap"}) == 3
     assert key_bound(0, {"bitsliced_bitmap"}) == 0
+
+
+def test_ranges_holding_the_keys_are_cut_at_their_widest_gaps():
+    spans = Spans(((0, 9), (12, 20), (100, 110), (113, 120), (1000, 1005)), files=5)
+    whole = spans_condition("f", "k", spans, 16)
+    assert render(whole).count("BETWEEN") == 5
+    cut = render(spans_condition("f", "k", spans, 2))
+    # the widest gap (120 -> 1000) stays; the narrower ones are covered
+    assert cut == "`k` BETWEEN 0 AND 120 OR `k` BETWEEN 1000 AND 1005"
+    days = Spans(((datetime.date(2001, 1, 1), datetime.date(2001, 1, 31)),), files=1)
+    assert render(spans_condition("f", "d", days, 16)) == (
+        "`d` BETWEEN CAST('2001-01-01' AS DATE) AND CAST('2001-01-31' AS DATE)"
+    )
+    assert render(spans_condition("f", "k", Spans((), files=1), 16)) == "FALSE"
+
+
+def test_ranges_become_a_condition_beside_key_lists():
+    join = EquiJoin(0, "k", 1, "k2", "f.k = g.k2")
+    lists = [(join, Spans(((5, 9),), files=3), {"minmax"}), (join, [1, 2, 3], {"minmax"})]
+    found = key_conditions("f", lists, [None, 0.5], 100.0, ["g", "g"])
+    assert [render(c.node) for c in found] == ["`k` BETWEEN 5 AND 9", "`k` BETWEEN 1 AND 3"]
+    assert found[0].note == "the min-max of g's 3 kept files through f.k = g.k2"

@@ -1,0 +1,113 @@
+"""Ranges from the min-max of a side's kept files prune the other side where its
+keys cannot be read (sql/file_ranges.py): sales and their returns, both ordered
+by order number, the sales filtered by a condition no index answers."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+from skipindex.sql.catalog import Source
+from skipindex.sql.file_ranges import kept_file_ranges
+from skipindex.store.location import locate
+from tests._support import exact_rows
+
+pytestmark = pytest.mark.spark
+
+FILES, ROWS = 8, 400  # sales: order numbers 0..3,199 in day order, 400 a file
+
+
+@pytest.fixture(scope="module")
+def shop(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("shop")
+    rng = np.random.default_rng(11)
+    sales, returns = root / "sales", root / "returns"
+    sales.mkdir()
+    returns.mkdir()
+    orders = np.arange(FILES * ROWS, dtype=np.int64)
+    for f in range(FILES):
+        at = orders[f * ROWS : (f + 1) * ROWS]
+        day = (at // 40).astype(np.int32)  # 10 days a file
+        amount = rng.integers(0, 10, ROWS).astype(np.int32)
+        order = pa.array(at).to_pylist()
+        if f == FILES - 1:
+            order[::50] = [None] * len(order[::50])  # NULL keys bound nothing
+        table = pa.table({"day": day, "order_no": pa.array(order, pa.int64()), "amount": amount})
+        pq.write_table(table, sales / f"part-{f}.parquet")
+    # every 4th order returned (some under a near order number): returns follow orders
+    returned = np.sort(orders[::4] + rng.integers(0, 3, len(orders[::4])))
+    for f, part in enumerate(np.array_split(returned, FILES)):
+        pq.write_table(pa.table({"order_no": part.astype(np.int64)}), returns / f"part-{f}.parquet")
+    si.build_index(str(sales), [si.MinMax("day"), si.MinMax("order_no")], spark=spark)
+    si.build_index(str(returns), [si.MinMax("order_no")], spark=spark)
+    si.register(spark, "sales", str(sales))
+    si.register(spark, "returns", str(returns))
+    return {"sales": sales, "returns": returns}
+
+
+def _holding(folder: Path, orders: set[int]) -> set[str]:
+    """Files of ``folder`` holding an order of ``orders`` (brute force)."""
+    return {
+        str(path)
+        for path in folder.glob("*.parquet")
+        if pc.any(pc.is_in(pq.read_table(path)["order_no"], pa.array(sorted(orders)))).as_py()
+    }
+
+
+def test_the_kept_sales_files_bound_the_returns_by_their_min_max(spark, shop):
+    query = (
+        "SELECT count(*) AS n, sum(s.amount) AS total FROM returns r JOIN sales s "
+        "ON r.order_no = s.order_no WHERE s.day BETWEEN 25 AND 34 AND s.amount > 6"
+    )
+    plan = si.sql_plan(spark, query)
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    (returns,) = [r for r in plan.references if r.written == "returns"]
+    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    assert "min-max of its 2 kept files" in used.note, plan.explain()
+    sold = pq.read_table(shop["sales"]).to_pandas()
+    wanted = sold[(sold.day >= 25) & (sold.day <= 34) & (sold.amount > 6)]
+    holding = _holding(shop["returns"], set(wanted.order_no.dropna().astype(int)))
+    assert returns.result is not None
+    assert returns.files is not None
+    assert holding <= set(returns.files), plan.explain()  # never a file with a match
+    assert returns.result.kept < FILES, plan.explain()  # the other periods skipped
+
+
+def test_a_file_with_null_keys_bounds_only_its_values(spark, shop):
+    query = (
+        "SELECT count(*) AS n FROM returns r JOIN sales s ON r.order_no = s.order_no "
+        "WHERE s.day >= 65 AND s.amount > 2"
+    )
+    plan = si.sql_plan(spark, query)
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    (returns,) = [r for r in plan.references if r.written == "returns"]
+    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    # files 6 and 7: 2,400-2,799 and 2,801-3,199 (order 2,800 is NULL there, bounding nothing)
+    assert used.ranges == 2, plan.explain()
+    assert "BETWEEN 2801 AND 3199" in str(plan.to_dict()["references"]), plan.explain()
+    assert returns.result is not None
+    assert 0 < returns.result.kept < FILES, plan.explain()
+
+
+def test_ranges_only_from_files_indexed_as_they_are(spark, shop, tmp_path):
+    copy = tmp_path / "sales"
+    shutil.copytree(shop["sales"], copy, copy_function=shutil.copy2)  # same sizes, mtimes
+    result = si.prune(str(copy), "day BETWEEN 25 AND 34")
+    assert len(result.files) == 2
+    source = Source(str(copy), locate(str(copy)), (), spark.read.parquet(str(copy)).schema)
+    assert kept_file_ranges(source, result, "order_no", False) == [(800, 1599)]  # 2 files
+    assert kept_file_ranges(source, result, "ORDER_NO", True) is None  # no such column
+    assert kept_file_ranges(source, result, "amount", False) is None  # no min-max on it
+    touched = Path(result.files[0])
+    stat = touched.stat()
+    os.utime(touched, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    assert kept_file_ranges(source, result, "order_no", False) is None
