@@ -102,6 +102,8 @@ class Derivation:
     # Spark SQL a key query over the reference may add (see :mod:`.subqueries`)
     key_only: dict[int, list[str]] = field(default_factory=dict)
     joins: list[EquiJoin] = field(default_factory=list)
+    # Groups of joins of which a fact row must match one (a CTE's several references)
+    any_joins: list[tuple[EquiJoin, ...]] = field(default_factory=list)
     why_whole: str | None = None  # set: nothing is derived, the query runs as written
 
     def where(self, number: int) -> str | None:
@@ -132,6 +134,7 @@ def derive(parsed: Parsed, catalog: Catalog) -> Derivation:
         return Derivation(why_whole="no query scope")
     walk = _Walk(types)
     walk.run(root)
+    walk.shared_joins()
     return walk.result
 
 
@@ -165,6 +168,7 @@ class _Walk:
         self.done: set[int] = set()
         self.uses: dict[int, int] = defaultdict(int)  # CTE scope -> references to it
         self.pushes: dict[int, list[list[Condition] | None]] = defaultdict(list)
+        self.shared: dict[int, tuple[Scope, list[KeyPair]]] = {}  # CTE -> joins on it
 
     def run(self, root: Scope) -> None:
         scopes = list(root.traverse())
@@ -299,25 +303,59 @@ class _Walk:
                 self._candidate(pair)
 
     def _candidate(self, pair: KeyPair) -> None:
-        fact_column, dim_column = pair.fact_column, pair.dim_column
         fact_source = pair.fact_scope.sources.get(pair.fact)
-        dim_source = pair.dim_scope.sources.get(pair.dim)
-        if not isinstance(dim_source, exp.Table) or dim_source.meta.get(REF) is None:
-            return
-        dim_ref = dim_source.meta[REF]
         if isinstance(fact_source, exp.Table) and fact_source.meta.get(REF) is not None:
-            facts = [(int(fact_source.meta[REF]), fact_column)]
+            facts = [(int(fact_source.meta[REF]), pair.fact_column)]
+        elif isinstance(fact_source, Scope) and not self._single_use(fact_source):
+            self.shared.setdefault(id(fact_source), (fact_source, []))[1].append(pair)
+            return  # one reference of several: see _shared_joins
         elif isinstance(fact_source, Scope):  # a derived table, UNION ALL branches: its tables
-            facts = trace_column(fact_source, fact_column, self._single_use) or []
+            facts = trace_column(fact_source, pair.fact_column, self._single_use) or []
         else:
             return
-        dim_type = self.types.get(dim_ref, {}).get(dim_column)
         for fact_ref, column in facts:
-            fact_type = self.types.get(fact_ref, {}).get(column)
-            if fact_ref == dim_ref or fact_type is None or dim_type is None:
-                continue
-            if key_types_join(fact_type, dim_type):
-                self.result.joins.append(EquiJoin(fact_ref, column, dim_ref, dim_column, pair.text))
+            if (join := self._equi_join(fact_ref, column, pair)) is not None:
+                self.result.joins.append(join)
+
+    def _equi_join(self, fact_ref: int, column: str, pair: KeyPair) -> EquiJoin | None:
+        """``fact_ref.column = pair's dim`` where the two types join as keys."""
+        dim_source = pair.dim_scope.sources.get(pair.dim)
+        if not isinstance(dim_source, exp.Table) or dim_source.meta.get(REF) is None:
+            return None
+        dim_ref = dim_source.meta[REF]
+        dim_type = self.types.get(dim_ref, {}).get(pair.dim_column)
+        fact_type = self.types.get(fact_ref, {}).get(column)
+        if fact_ref == dim_ref or fact_type is None or dim_type is None:
+            return None
+        if not key_types_join(fact_type, dim_type):
+            return None
+        return EquiJoin(fact_ref, column, dim_ref, pair.dim_column, pair.text)
+
+    def shared_joins(self) -> None:
+        """Joins on a column of a CTE referenced several times (q02's ``wswscs``, once
+        for 2001's weeks, once for 2002's), where every reference joins on it: a row
+        of a table behind the column counts only if it matches the other side of
+        *some* reference, so it is pruned by the union of their keys (one group in
+        :attr:`Derivation.any_joins`; never by one reference's keys alone)."""
+        for scope, pairs in self.shared.values():
+            uses: dict[tuple[int, str], list[KeyPair]] = defaultdict(list)
+            for pair in pairs:
+                uses[(id(pair.fact_scope), pair.fact)].append(pair)
+            if len(uses) != self.uses[id(scope)]:
+                continue  # a reference not joined so keeps every row
+
+            def through(inner: Scope, cte: Scope = scope) -> bool:
+                return inner is cte or self._single_use(inner)
+
+            for column in dict.fromkeys(p.fact_column for p in pairs):
+                chosen = [next(p for p in u if p.fact_column == column) for u in uses.values()
+                          if any(p.fact_column == column for p in u)]  # fmt: skip
+                if len(chosen) != len(uses):
+                    continue  # a reference joins on other columns only
+                for fact_ref, fact_column in trace_column(scope, column, through) or []:
+                    group = [self._equi_join(fact_ref, fact_column, p) for p in chosen]
+                    if all(group):
+                        self.result.any_joins.append(tuple(j for j in group if j))
 
     def _single_use(self, scope: Scope) -> bool:
         """A derived table, or a CTE referenced once: its tables serve one reference."""

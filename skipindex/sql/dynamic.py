@@ -21,7 +21,8 @@ from __future__ import annotations
 import datetime
 import itertools
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -37,6 +38,7 @@ __all__ = [
     "ROW_CODE_KEYS",
     "Keys",
     "Spans",
+    "asked_once",
     "in_node",
     "join_keys",
     "key_bound",
@@ -96,6 +98,22 @@ def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
     if "bitsliced_bitmap" in kinds or (kinds and kinds <= RANGES_ONLY):
         return ROW_CODE_KEYS
     return MAX_KEYS
+
+
+def asked_once(
+    asked: dict[tuple[Any, ...], Keys],
+    key: tuple[Any, ...],
+    join: EquiJoin,
+    ask: Callable[[], Keys],
+) -> Keys:
+    """``ask()``'s keys for ``join``, or those already asked under ``key`` (the same
+    table, kept files, conditions, column and bound) for another join."""
+    known = asked.get(key)
+    if known is not None:
+        again = "as asked for another reference" if known.values is not None else known.note
+        return replace(known, join=join, note=again, seconds=0.0)
+    keys = asked[key] = ask()
+    return keys
 
 
 def quote(name: str) -> str:

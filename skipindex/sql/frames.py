@@ -23,11 +23,12 @@ from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import again_after_swaps, kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
+from skipindex.sql.references import Reference
 from skipindex.store import query_log
 from skipindex.store.delta import delta_version
 from skipindex.store.swaps import plans_in_flux
 
-__all__ = ["Pruned", "prune_source", "whole_frame"]
+__all__ = ["Pruned", "prune_source", "reference_whole", "whole_frame"]
 
 _READ_WHOLE = (
     "most files can hold a match, and skipping the rest saves less than naming the kept "
@@ -109,6 +110,15 @@ def _pruned(
     if frame is None:
         return done(result, None, "a view of the kept files would be typed otherwise")
     return done(result, frame, "")
+
+
+def reference_whole(spark: Any, reference: Reference, source: Source | None) -> Any:
+    """``reference`` read whole with the schema known here: the registered view's
+    folder, or the ``parquet.`` path as written (None: read as written)."""
+    key = reference.key
+    if source is None or reference.why_whole is not None or key.kind == "delta":
+        return None
+    return whole_frame(spark, source, source.location.user_root if key.kind == "name" else key.name)
 
 
 def whole_frame(spark: Any, source: Source, path: str) -> Any:

@@ -161,20 +161,25 @@ def key_form(
 def key_conditions(
     alias: str,
     lists: Sequence[tuple[EquiJoin, list[Any] | Spans, set[str]]],
-    shares: Sequence[float | None],
-    rows_per_file: float | None,
-    names: Sequence[str],
+    fact: Source | None,
+    sides: Sequence[tuple[str, Source | None]],
 ) -> list[Condition]:
-    """A condition on reference ``alias`` for each key list (its join, keys, or
-    ranges holding them, and the index kinds on the pruned column), in the form
-    :func:`key_form` gives it; ``shares``: the other side's rows each list is
-    expected to hold, ``names``: each join's other side as the query writes it."""
-    described = [
-        KeyList(len(values), share, bool(kinds & ROW_LEVEL))
-        if isinstance(values, list)
-        else KeyList(0, None, False)  # ranges: not counted, not estimated
-        for (_, values, kinds), share in zip(lists, shares, strict=True)
-    ]
+    """A condition on reference ``alias`` (of table ``fact``) for each key list (its
+    join, keys, or ranges holding them, and the index kinds on the pruned column),
+    in the form :func:`key_form` gives it; ``sides``: each join's other side as the
+    query writes it, and its table (the share of its rows the keys hold: keys / its
+    rows, the key being its own)."""
+    counted = indexed_rows(fact)
+    rows_per_file = counted[0] / counted[1] if counted else None
+    described = []
+    for (_, values, kinds), (_, side) in zip(lists, sides, strict=True):
+        if not isinstance(values, list):  # ranges: not counted, not estimated
+            described.append(KeyList(0, None, False))
+            continue
+        rows = indexed_rows(side)
+        share = min(1.0, len(values) / rows[0]) if rows and rows[0] else None
+        described.append(KeyList(len(values), share, bool(kinds & ROW_LEVEL)))
+    names = [name for name, _ in sides]
     out = []
     for at, ((join, values, kinds), name) in enumerate(zip(lists, names, strict=True)):
         if isinstance(values, Spans):

@@ -167,7 +167,7 @@ def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, m
     monkeypatch.setattr(sizes, "KEY_QUERY_BYTES", 64 * 2**20)
     jobs = []
     monkeypatch.setattr(
-        importlib.import_module("skipindex.sql.query"),
+        importlib.import_module("skipindex.sql.key_rounds"),
         "join_keys",
         lambda *args, **kwargs: jobs.append(args) or None,
     )

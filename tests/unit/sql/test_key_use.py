@@ -8,9 +8,17 @@ import math
 
 import pytest
 
+from skipindex.sql.any_keys import union_keys
 from skipindex.sql.conjuncts import render
 from skipindex.sql.derive import EquiJoin
-from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS, Spans, key_bound, spans_condition
+from skipindex.sql.dynamic import (
+    MAX_KEYS,
+    ROW_CODE_KEYS,
+    Keys,
+    Spans,
+    key_bound,
+    spans_condition,
+)
 from skipindex.sql.key_use import (
     USEFUL_MATCHES,
     KeyList,
@@ -68,6 +76,26 @@ def test_ranges_holding_the_keys_are_cut_at_their_widest_gaps():
 def test_ranges_become_a_condition_beside_key_lists():
     join = EquiJoin(0, "k", 1, "k2", "f.k = g.k2")
     lists = [(join, Spans(((5, 9),), files=3), {"minmax"}), (join, [1, 2, 3], {"minmax"})]
-    found = key_conditions("f", lists, [None, 0.5], 100.0, ["g", "g"])
+    found = key_conditions("f", lists, None, [("g", None), ("g", None)])
     assert [render(c.node) for c in found] == ["`k` BETWEEN 5 AND 9", "`k` BETWEEN 1 AND 3"]
     assert found[0].note == "the min-max of g's 3 kept files through f.k = g.k2"
+
+
+def test_a_ctes_references_give_the_union_of_their_keys_only_when_each_gives_keys():
+    first, second = EquiJoin(0, "w", 1, "w", "a.w = c.w"), EquiJoin(0, "w", 2, "w", "b.w = c.w")
+    both = union_keys(
+        [first, second], [Keys(first, [3, 1], "", 0.1), Keys(second, [2, 3], "", 0.2)], 10
+    )
+    assert both.values == [1, 2, 3]
+    assert both.join.fact == 0
+    assert both.join.text == "a.w = c.w / b.w = c.w"
+    assert both.seconds == pytest.approx(0.3)
+    one = union_keys([first, second], [Keys(first, [1], "", 0.0), None], 10)
+    assert one.values is None  # the other reference's rows would be dropped
+    failed = Keys(second, None, "more than 10 keys", 0.0)
+    assert (
+        "more than 10 keys"
+        in union_keys([first, second], [Keys(first, [1], "", 0), failed], 10).note
+    )
+    many = union_keys([first, second], [Keys(first, [1, 2], "", 0), Keys(second, [3], "", 0)], 2)
+    assert many.values is None

@@ -410,6 +410,35 @@ def test_join_keys_reach_the_tables_of_a_union_all():
         assert not [j for j in derivation.joins if written[j.fact] == "fact"], query
 
 
+def test_a_cte_joined_by_each_of_its_references_is_pruned_by_the_union_of_their_keys():
+    """q02's shape: a grouped CTE read twice, once joined to 2001's weeks, once to 2002's."""
+    text = (
+        "WITH c AS (SELECT grp, sum(q) AS total FROM fact JOIN dim ON fact.k1 = dim.k1 "
+        "GROUP BY grp) "
+        "SELECT * FROM c y JOIN dim2 a ON y.grp = a.big JOIN c z ON y.total = z.total "
+        "JOIN dim2 b ON z.grp = b.big WHERE a.cat = 'x' AND b.cat = 'y'"
+    )
+    parsed = parse(text)
+    assert parsed is not None
+    derivation = derive(parsed, CATALOG)
+    written = {r.number: r.alias or r.written for r in parsed.references}
+    # never one reference's keys alone
+    assert not [j for j in derivation.joins if written[j.dim] in ("a", "b")]
+    (group,) = derivation.any_joins
+    assert {(written[j.fact], j.fact_column, written[j.dim]) for j in group} == {
+        ("dim", "grp", "a"),
+        ("dim", "grp", "b"),
+    }
+    # a reference not joined on the column keeps every row: no group
+    for query in (
+        text.replace("JOIN dim2 b ON z.grp = b.big", "JOIN dim2 b ON z.total = b.big"),
+        text + " AND y.total IN (SELECT total FROM c)",  # a third reference
+    ):
+        parsed = parse(query)
+        assert parsed is not None
+        assert derive(parsed, CATALOG).any_joins == [], query
+
+
 def test_what_cannot_move_is_left_out_of_a_pushed_condition():
     """q04's shape: a CTE read twice, each reference filtered by its year and by a
     column that is a literal inside: the years move, weakened to their OR."""

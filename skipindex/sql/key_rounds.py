@@ -1,0 +1,245 @@
+"""Dynamic pruning: one side's join keys prune the other, in rounds.
+
+For each equi-join whose other side is filtered (:mod:`.derive`'s
+``EquiJoin``), that side's keys are read from its kept rows
+(:mod:`.local_keys`), asked of Spark (:mod:`.dynamic`), or bounded by the
+min-max of its kept files (:mod:`.file_ranges`), and added to the pruned side's
+conditions (:mod:`.key_use`), which is pruned again. A side narrowed in one
+round gives its own keys in the next (q72: 1999's weeks narrow a second date
+dimension, whose dates narrow inventory). A group of joins a row must match one
+of (a CTE's several references) gives the union of their keys
+(:mod:`.any_keys`). :mod:`.worth` and :mod:`.sizes` say where keys cannot pay.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from skipindex.sql import sizes, worth
+from skipindex.sql.any_keys import union_keys
+from skipindex.sql.derive import EquiJoin
+from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
+from skipindex.sql.file_ranges import kept_file_ranges
+from skipindex.sql.key_use import index_kinds, key_conditions
+from skipindex.sql.local_keys import local_keys
+from skipindex.sql.plan import JoinKeys
+from skipindex.sql.references import Reference
+from skipindex.sql.run import QueryRun
+from skipindex.sql.sizes import KEY_SIDE_SHARE, fits
+from skipindex.sql.text import escape, placeholder
+
+__all__ = ["KeyRounds"]
+
+# Keys are not computed where the other side's index already says this many times
+# the bound of rows match (its keys are as many, unless its key repeats).
+MANY = 4
+# Rounds of dynamic pruning: keys travel at most this many joins.
+ROUNDS = 3
+
+
+class KeyRounds:
+    """The dynamic pruning of one :class:`~.run.QueryRun`, and its account."""
+
+    def __init__(self, run: QueryRun) -> None:
+        self.run = run
+        self.fed: dict[int, set[int]] = {}  # reference -> those whose keys pruned it
+        self.join_keys: list[JoinKeys] = []
+        self.asked: dict[tuple[Any, ...], Keys] = {}  # Spark key queries, by what they ask
+
+    def prune_dynamic(self, dynamic_keys: int | None) -> None:
+        """Each equi-join's filtered side's keys prune its other side, in rounds: a
+        side narrowed by keys in one round gives its own keys in the next (q72:
+        1999's weeks narrow a second date dimension, whose dates narrow inventory)."""
+        tried: dict[tuple[int, str, int, str], frozenset[int]] = {}
+        grouped: set[int] = set()
+        for round_ in range(ROUNDS):
+            found = self._key_round(dynamic_keys, tried, local_only=round_ > 0)
+            self._any_round(dynamic_keys, grouped, round_ > 0, found)
+            if not found:
+                return
+            for number, lists in found.items():
+                self._add_key_conditions(number, lists)
+                self.fed.setdefault(number, set()).update(j.dim for j, _, _ in lists)
+                self.run.prune(self.run.by_number[number])
+
+    def _key_round(
+        self,
+        dynamic_keys: int | None,
+        tried: dict[tuple[int, str, int, str], frozenset[int]],
+        local_only: bool,
+    ) -> dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]:
+        """One round of key lists; after the first, only keys read from a side's
+        kept rows (a Spark key query over the long lists earlier rounds added
+        to its conditions costs seconds where reading them costs milliseconds).
+        ``tried``: each join tried, and the sides whose keys had narrowed its dim
+        side then. A side narrowed since, or narrowed by this very side and others,
+        gives ranges from its kept files only, which cost no read (q49: catalog_sales,
+        whole in the first round, then December's two files, bounds its returns)."""
+        indexed = {r.number for r in self.run.indexed}
+        found: dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]] = {}
+        for join in self.run.derivation.joins:
+            key = (join.fact, join.fact_column, join.dim, join.dim_column)
+            fed = frozenset(self.fed.get(join.dim, ()))
+            if tried.get(key) == fed or join.fact not in indexed or (fed and fed <= {join.fact}):
+                continue  # tried as it is, or its keys came from this very side
+            dim = self.run.by_number[join.dim]
+            if not self._filtered(dim):
+                continue  # not filtered (yet): its keys are all keys
+            again = key in tried or join.fact in fed
+            tried[key] = fed
+            fact = self.run.by_number[join.fact]
+            kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
+            ranges_only = bool(kinds) and kinds <= RANGES_ONLY
+            before = self.run.pruned.get(join.fact)
+            if before is not None and before.result is not None and not before.result.files:
+                continue  # nothing left to prune
+            if again and not ranges_only:
+                continue
+            why = worth.why_keys_skip_nothing(self.run.sources[fact.key], join.fact_column)
+            if self.run.one_file(fact) and not self.run.reach(join.fact, (join.dim,)):
+                why = "its other side is one file: nothing to skip"
+            if why is not None:
+                if not again:
+                    self._keys(join, None, why, 0.0)
+                continue
+            bound = key_bound(dynamic_keys, kinds)
+            keys = None if again else self._values(join, dim, fact, bound, local_only)
+            if (keys is None or keys.values is None) and ranges_only:
+                keys = self._spans(join, dim) or keys  # what min-max needs: ranges
+            if keys is None:
+                continue  # none read locally, and no Spark job for them
+            self._keys(join, keys.values, keys.note, keys.seconds)
+            if keys.values is not None:
+                found.setdefault(join.fact, []).append((join, keys.values, kinds))
+        return found
+
+    def _filtered(self, dim: Reference) -> bool:
+        return bool(self.run.conditions.get(dim.number) or self.run.key_only(dim.number)) and (
+            dim.why_whole is None
+        )
+
+    def _any_round(
+        self, dynamic_keys: int | None, done: set[int], local_only: bool, found: dict[int, Any]
+    ) -> None:
+        """Each group of joins a row must match one of (:mod:`.any_keys`) whose every
+        other side is filtered: the union of their keys, added to ``found``."""
+        for at, group in enumerate(self.run.derivation.any_joins):
+            fact = self.run.by_number[group[0].fact]
+            dims = [self.run.by_number[j.dim] for j in group]
+            if at in done or fact not in self.run.indexed or not all(map(self._filtered, dims)):
+                continue
+            done.add(at)
+            kinds = index_kinds(self.run.sources[fact.key], group[0].fact_column)
+            bound = key_bound(dynamic_keys, kinds)
+            each = [
+                self._values(j, d, fact, bound, local_only)
+                for j, d in zip(group, dims, strict=True)
+            ]
+            keys = union_keys(group, each, bound)
+            self._keys(keys.join, keys.values, keys.note, keys.seconds)
+            if isinstance(keys.values, list):
+                found.setdefault(fact.number, []).append((keys.join, keys.values, kinds))
+
+    def _values(
+        self, join: EquiJoin, dim: Reference, fact: Reference, bound: int, local_only: bool
+    ) -> Keys | None:
+        """``join``'s keys from ``dim``, or why none are used (None: no word to say)."""
+        pruned = self.run.pruned.get(join.dim)
+        many = worth.matching_rows(pruned.result if pruned is not None else None)
+        if many > MANY * bound:
+            return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
+        relay = worth.relays(join, self.run.derivation.joins)
+        read = None if relay else self.run.bytes_read(fact)  # a listing: asked once
+        dim_read = None if relay else self.run.bytes_read(dim)
+        # A side not much smaller than the one it prunes: its keys only where they
+        # are read from its kept rows (milliseconds), never by a Spark job reading it,
+        # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
+        larger = not relay and not fits(dim_read, read, KEY_SIDE_SHARE)
+        if larger and (dim_read is None or dim_read >= sizes.LOCAL_KEY_SIDE_BYTES):
+            return Keys(join, None, "its side is not much smaller than the one to prune", 0)
+        # A relay narrows a side that passes keys on, however small, but not a one-file
+        # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
+        if (
+            relay
+            and self.run.one_file(fact)
+            and not fits(self.run.bytes_read(dim), self.run.bytes_read(fact), 1)
+        ):
+            return Keys(join, None, "its side is larger than the one file it would narrow", 0)
+        small = read is not None and read < sizes.KEY_QUERY_BYTES
+        keys = self._dim_keys(join, dim, bound, local_only or small or larger)
+        if keys is None and (small or larger) and not local_only:
+            why = "its other side is too small for a Spark key query to pay"
+            if larger:
+                why = "its side is not much smaller than the one to prune"
+            return Keys(join, None, why, 0.0)
+        return keys
+
+    def _spans(self, join: EquiJoin, dim: Reference) -> Keys | None:
+        """Ranges holding ``dim``'s keys, from the min-max of the files its prune
+        kept, where that prune skipped some (:mod:`.file_ranges`)."""
+        pruned, source = self.run.pruned.get(dim.number), self.run.sources.get(dim.key)
+        result = pruned.result if pruned is not None else None
+        if source is None or result is None or result.kept >= result.total:
+            return None
+        started = time.perf_counter()
+        ranges = kept_file_ranges(source, result, join.dim_column, self.run.view.case_sensitive)
+        if ranges is None:
+            return None
+        note = f"the min-max of its {result.kept:,} kept files bound its keys"
+        return Keys(join, Spans(tuple(ranges), result.kept), note, _since(started))
+
+    def _add_key_conditions(
+        self, number: int, lists: list[tuple[EquiJoin, list[Any] | Spans, set[str]]]
+    ) -> None:
+        """Add each list's condition to reference ``number``'s."""
+        fact, dims = self.run.by_number[number], [self.run.by_number[j.dim] for j, _, _ in lists]
+        sides = [(d.written, self.run.sources.get(d.key)) for d in dims]
+        found = key_conditions(
+            fact.alias or fact.written, lists, self.run.sources.get(fact.key), sides
+        )
+        self.run.conditions.setdefault(number, []).extend(found)
+
+    def _dim_keys(
+        self, join: EquiJoin, dim: Reference, bound: int, local_only: bool
+    ) -> Keys | None:
+        pruned = self.run.pruned.get(dim.number)
+        source = self.run.sources.get(dim.key)
+        # Keys read from its kept rows leave out its key-only conditions: more keys, none lost.
+        if pruned is not None and source is not None:
+            started = time.perf_counter()
+            found = local_keys(source, pruned.result, join.dim_column, self.run.view, bound)
+            if found is not None and found.keys is None:
+                return Keys(join, None, f"more than {bound:,} keys (its bitmaps)", _since(started))
+            if found is not None:
+                return Keys(join, found.keys, "read from its kept rows", _since(started))
+        if local_only:
+            return None
+        dim_where = self.run.where(dim.number) or "TRUE"
+        files = pruned.result.files if pruned and pruned.frame and pruned.result else None
+
+        def ask() -> Keys:
+            frame, name = self.run.read(dim), placeholder(dim.number)
+            if frame is None:
+                return join_keys(self.run.spark, join, escape(dim.written), {}, dim_where, bound)
+            return join_keys(
+                self.run.spark, join, "{" + name + "}", {name: frame}, dim_where, bound
+            )
+
+        # q58: three CTEs' date dimensions ask for the same week by the same subquery
+        asked = (dim.key, tuple(files or ()), dim_where, join.dim_column, bound)
+        return asked_once(self.asked, asked, join, ask)
+
+    def _keys(
+        self, join: EquiJoin, values: list[Any] | Spans | None, note: str, seconds: float
+    ) -> None:
+        fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
+        count = len(values) if isinstance(values, list) else None
+        ranges = len(values.ranges) if isinstance(values, Spans) else None
+        self.join_keys.append(
+            JoinKeys(join.text, fact.written, dim.written, count, note, seconds, ranges)
+        )
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started
