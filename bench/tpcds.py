@@ -6,9 +6,10 @@ is sorted by its date key, as a warehouse loads it, and cut into 40 files (400 a
 SF10), each dimension one file. Indexes are generic, no query in mind: min-max
 on every key (each ``_sk`` column, and the facts' order and ticket numbers, which
 join sales to returns), bit-sliced bitmaps on the facts' date, item and customer
-keys, equality bitmaps on dimension strings and bit-sliced bitmaps on dimension
-numbers and dates. Every table is a view ``si.register`` made, so ``spark.sql(q)`` is plain
-Spark over the same views and ``si.sql(spark, q)`` is the same query pruned.
+keys and order and ticket numbers, equality bitmaps on dimension strings and
+bit-sliced bitmaps on dimension numbers and dates. Every table is a view
+``si.register`` made, so ``spark.sql(q)`` is plain Spark over the same views and
+``si.sql(spark, q)`` is the same query pruned.
 
 Per query: the fact files read of those its fact references list, the planning
 time ``si.sql`` adds, and both sides' time to the last row, warm (each side's

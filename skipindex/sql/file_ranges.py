@@ -8,9 +8,10 @@ file's ``[min, max]`` as the side's min-max index holds it (the values Spark
 reads). ``fact BETWEEN min AND max OR ...`` over the kept files is then a
 superset of ``fact IN (keys)``: it keeps more of the other side's files, never
 fewer. It is worth something where the two sides are ordered alike by the key
-and only min-max answers it on the side pruned (TPC-DS's catalog order
-numbers, which follow the date on sales and returns alike: December 2001's two
-files of catalog_sales bound the returns of its orders, q49).
+and min-max answers it on the side pruned (TPC-DS's catalog order numbers,
+which follow the date on sales and returns alike: December 2001's two files of
+catalog_sales bound the returns of its orders, q49); the caller asks only where
+the side's files are clustered by the key.
 
 Only for integer and date columns of a table this index describes by column
 name (not Iceberg's field ids, nor a Delta table's mapped columns), never a

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from skipindex.pruning.spread import column_spread
 from skipindex.sql import sizes, worth
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
@@ -90,11 +91,11 @@ class KeyRounds:
             tried[key] = fed
             fact = self.run.by_number[join.fact]
             kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
-            ranges_only = bool(kinds) and kinds <= RANGES_ONLY
+            by_ranges = bool(kinds & RANGES_ONLY)  # what file ranges can skip by
             before = self.run.pruned.get(join.fact)
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
-            if again and not ranges_only:
+            if again and not by_ranges:
                 continue
             why = worth.why_keys_skip_nothing(self.run.sources[fact.key], join.fact_column)
             if self.run.one_file(fact) and not self.run.reach(join.fact, (join.dim,)):
@@ -105,7 +106,7 @@ class KeyRounds:
                 continue
             bound = key_bound(dynamic_keys, kinds)
             keys = None if again else self._values(join, dim, fact, bound, local_only)
-            if (keys is None or keys.values is None) and ranges_only:
+            if (keys is None or keys.values is None) and by_ranges:
                 keys = self._spans(join, dim) or keys  # what min-max needs: ranges
             if keys is None:
                 continue  # none read locally, and no Spark job for them
@@ -177,10 +178,14 @@ class KeyRounds:
 
     def _spans(self, join: EquiJoin, dim: Reference) -> Keys | None:
         """Ranges holding ``dim``'s keys, from the min-max of the files its prune
-        kept, where that prune skipped some (:mod:`.file_ranges`)."""
+        kept, where that prune skipped some and its files are clustered by the key
+        (else each spans most of its range: :mod:`.file_ranges`)."""
         pruned, source = self.run.pruned.get(dim.number), self.run.sources.get(dim.key)
         result = pruned.result if pruned is not None else None
         if source is None or result is None or result.kept >= result.total:
+            return None
+        spread = column_spread(source.location, join.dim_column)
+        if spread is None or spread > worth.UNCLUSTERED:
             return None
         started = time.perf_counter()
         ranges = kept_file_ranges(source, result, join.dim_column, self.run.view.case_sensitive)

@@ -2,7 +2,8 @@
 three session time zones, over small TPC-DS data (DuckDB's tpcds extension,
 SF 0.01) indexed as bench/tpcds.py indexes SF1: each fact table in date order in
 several files, min-max on every key (``_sk``, order and ticket numbers),
-bit-sliced bitmaps on the facts' date, item and customer keys, equality bitmaps
+bit-sliced bitmaps on the facts' date, item and customer keys and order and ticket
+numbers, equality bitmaps
 on dimension strings and bit-sliced bitmaps on dimension numbers and dates.
 
 Spark's own rows are computed once, in UTC (TPC-DS names no timestamp, so no
