@@ -20,10 +20,12 @@ from skipindex.sql.dynamic import (
     spans_condition,
 )
 from skipindex.sql.key_use import (
+    TRIED_ROWS,
     USEFUL_MATCHES,
     KeyList,
     expected_matches,
     key_conditions,
+    key_form,
 )
 
 
@@ -99,3 +101,14 @@ def test_a_ctes_references_give_the_union_of_their_keys_only_when_each_gives_key
     )
     many = union_keys([first, second], [Keys(first, [1, 2], "", 0), Keys(second, [3], "", 0)], 2)
     assert many.values is None
+
+
+def test_a_self_joins_long_list_on_bit_sliced_bitmaps_is_tried_on_a_small_table():
+    # 6,418 orders of 720,000 rows, 18,000 rows a file: 160 matches a file expected
+    lists = [KeyList(6418, 6418 / 720_000, True)]
+    kinds = {"bitsliced_bitmap", "minmax"}
+    assert not key_form(kinds, lists, 0, 18_000.0, 720_000).listed  # estimated: a range
+    assert key_form(kinds, lists, 0, 18_000.0, 720_000, same_table=True).listed
+    assert key_form(kinds, lists, 0, 18_000.0, 720_000, same_table=True).one_list
+    assert not key_form(kinds, lists, 0, 18_000.0, TRIED_ROWS + 1, same_table=True).listed
+    assert not key_form({"minmax", "range_bitmap"}, lists, 0, 18_000.0, 720_000, True).listed
