@@ -69,10 +69,12 @@ RANGES_ONLY = frozenset({"minmax", "partition"})
 @dataclass(frozen=True)
 class Spans:
     """Ranges that hold every key a side yields, not the keys themselves: the
-    joined ``(min, max)`` of its kept files (:mod:`.file_ranges`)."""
+    joined ``(min, max)`` of its kept files (:mod:`.file_ranges`), or the keys
+    of its kept rows split at their widest gaps (:mod:`.local_keys`)."""
 
     ranges: tuple[tuple[Any, Any], ...]
     files: int  # the kept files they bound
+    keys: int | None = None  # the keys of its kept rows they hold (None: files' min-max)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
 from skipindex.sql.file_ranges import kept_file_ranges
-from skipindex.sql.key_use import index_kinds, key_conditions
+from skipindex.sql.key_use import MINMAX_RANGES, index_kinds, key_conditions
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys
 from skipindex.sql.references import Reference
@@ -105,8 +105,10 @@ class KeyRounds:
                     self._keys(join, None, why, 0.0)
                 continue
             bound = key_bound(dynamic_keys, kinds)
-            keys = None if again else self._values(join, dim, fact, bound, local_only)
-            if (keys is None or keys.values is None) and by_ranges:
+            # ranges answer the column, and skip files there: past the bound, the keys as ranges
+            spans = by_ranges and self._clustered(fact, join.fact_column)
+            keys = None if again else self._values(join, dim, fact, bound, local_only, spans)
+            if (keys is None or keys.values is None) and spans:
                 keys = self._spans(join, dim) or keys  # what min-max needs: ranges
             if keys is None:
                 continue  # none read locally, and no Spark job for them
@@ -142,14 +144,26 @@ class KeyRounds:
             if isinstance(keys.values, list):
                 found.setdefault(fact.number, []).append((keys.join, keys.values, kinds))
 
+    def _clustered(self, reference: Reference, column: str) -> bool:
+        """Whether ``reference``'s files are clustered by ``column`` (its min-max)."""
+        spread = column_spread(self.run.sources[reference.key].location, column)
+        return spread is not None and spread <= worth.UNCLUSTERED
+
     def _values(
-        self, join: EquiJoin, dim: Reference, fact: Reference, bound: int, local_only: bool
+        self,
+        join: EquiJoin,
+        dim: Reference,
+        fact: Reference,
+        bound: int,
+        local_only: bool,
+        spans: bool = False,
     ) -> Keys | None:
         """``join``'s keys from ``dim``, or why none are used (None: no word to say)."""
         pruned = self.run.pruned.get(join.dim)
         many = worth.matching_rows(pruned.result if pruned is not None else None)
-        if many > MANY * bound:
+        if many > MANY * bound and not spans:
             return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
+        local_only = local_only or many > MANY * bound  # as ranges, read locally only
         relay = worth.relays(join, self.run.derivation.joins)
         read = None if relay else self.run.bytes_read(fact)  # a listing: asked once
         dim_read = None if relay else self.run.bytes_read(dim)
@@ -168,7 +182,7 @@ class KeyRounds:
         ):
             return Keys(join, None, "its side is larger than the one file it would narrow", 0)
         small = read is not None and read < sizes.KEY_QUERY_BYTES
-        keys = self._dim_keys(join, dim, bound, local_only or small or larger)
+        keys = self._dim_keys(join, dim, bound, local_only or small or larger, spans)
         if keys is None and (small or larger) and not local_only:
             why = "its other side is too small for a Spark key query to pay"
             if larger:
@@ -184,8 +198,7 @@ class KeyRounds:
         result = pruned.result if pruned is not None else None
         if source is None or result is None or result.kept >= result.total:
             return None
-        spread = column_spread(source.location, join.dim_column)
-        if spread is None or spread > worth.UNCLUSTERED:
+        if not self._clustered(dim, join.dim_column):
             return None
         started = time.perf_counter()
         ranges = kept_file_ranges(source, result, join.dim_column, self.run.view.case_sensitive)
@@ -206,14 +219,19 @@ class KeyRounds:
         self.run.conditions.setdefault(number, []).extend(found)
 
     def _dim_keys(
-        self, join: EquiJoin, dim: Reference, bound: int, local_only: bool
+        self, join: EquiJoin, dim: Reference, bound: int, local_only: bool, spans: bool
     ) -> Keys | None:
         pruned = self.run.pruned.get(dim.number)
         source = self.run.sources.get(dim.key)
         # Keys read from its kept rows leave out its key-only conditions: more keys, none lost.
         if pruned is not None and source is not None:
             started = time.perf_counter()
-            found = local_keys(source, pruned.result, join.dim_column, self.run.view, bound)
+            ranges = MINMAX_RANGES if spans else None
+            view, result = self.run.view, pruned.result
+            found = local_keys(source, result, join.dim_column, view, bound, ranges)
+            if found is not None and found.spans is not None and result is not None:
+                held = Spans(tuple(found.spans), result.kept, found.counted)
+                return Keys(join, held, "read from its kept rows", _since(started))
             if found is not None and found.keys is None:
                 return Keys(join, None, f"more than {bound:,} keys (its bitmaps)", _since(started))
             if found is not None:

@@ -202,6 +202,8 @@ def key_conditions(
         if isinstance(values, Spans):
             node = spans_condition(alias, join.fact_column, values, MINMAX_RANGES)
             note = f"the min-max of {name}'s {values.files:,} kept files through {join.text}"
+            if values.keys is not None:
+                note = f"{values.keys:,} keys of {name} as ranges through {join.text}"
             out.append(Condition(node, "dynamic", note))
             continue
         same = fact is not None and side is not None and side.path == fact.path

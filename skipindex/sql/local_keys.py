@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -57,19 +58,30 @@ _TYPES = {
 
 @dataclass(frozen=True)
 class Found:
-    """Keys read here: at most the bound of them, or None where there are more."""
+    """Keys read here: at most the bound of them, or None where there are more;
+    then, where asked, at most that many ranges holding them all."""
 
     keys: list[Any] | None
+    spans: list[tuple[int, int]] | None = None
+    counted: int = 0  # the keys the spans hold
 
 
 def local_keys(
-    source: Source, result: PruneResult | None, column: str, view: SparkView, bound: int
+    source: Source,
+    result: PruneResult | None,
+    column: str,
+    view: SparkView,
+    bound: int,
+    spans: int | None = None,
 ) -> Found | None:
     """The distinct non-NULL values of ``column`` over the rows ``result`` kept of
     ``source`` (a superset of those its conditions hold on), if at most ``bound``;
     None where Spark must be asked. More than ``bound`` is an answer only where
     every condition has an exact bitmap (equality, bit-sliced): then Spark's key
-    query finds as many."""
+    query finds as many. With ``spans``, more than ``bound`` integer keys are
+    still read, and given as at most ``spans`` ranges split at their widest gaps
+    (for a column ranges answer: q75's two years of catalog orders, past the
+    bound, bound their returns)."""
     if result is None:
         return None
     if not result.files:
@@ -96,15 +108,29 @@ def local_keys(
         return None
     if sum(i.size or 0 for i in infos) > LOCAL_BYTES:
         return None
+    ranged = spans is not None and pa.types.is_integer(target)
     found: set[Any] = set()
     for file, path, info in zip(result.files, paths, infos, strict=True):
         values = _values(location.fs, path, info, file, result, column, target, view)
         if values is None:
             return None
         found.update(values)
-        if len(found) > bound:
+        if len(found) > bound and not ranged:
             return Found(None) if all(EXACT & k for k in kinds) else None
-    return Found(sorted(found))
+    if len(found) <= bound:
+        return Found(sorted(found))
+    ordered = np.array(sorted(found), dtype=np.int64)
+    return Found(None, _widest_runs(ordered, spans or 1), len(found))
+
+
+def _widest_runs(values: np.ndarray, count: int) -> list[tuple[int, int]]:
+    """Sorted distinct integers as at most ``count`` ranges, split at the widest gaps."""
+    gaps = np.diff(values)
+    wide = np.flatnonzero(gaps > 1)
+    cut = np.sort(wide[np.argsort(-gaps[wide], kind="stable")[: count - 1]])
+    starts = [int(values[0]), *(int(v) for v in values[cut + 1])]
+    ends = [*(int(v) for v in values[cut]), int(values[-1])]
+    return list(zip(starts, ends, strict=True))
 
 
 def _every_row_level(source: Source, result: PruneResult, view: SparkView) -> PruneResult | None:

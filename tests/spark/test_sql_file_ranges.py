@@ -47,7 +47,8 @@ def shop(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     returned = np.sort(orders[::4] + rng.integers(0, 3, len(orders[::4])))
     for f, part in enumerate(np.array_split(returned, FILES)):
         pq.write_table(pa.table({"order_no": part.astype(np.int64)}), returns / f"part-{f}.parquet")
-    si.build_index(str(sales), [si.MinMax("day"), si.MinMax("order_no")], spark=spark)
+    specs = [si.MinMax("day"), si.BitSlicedBitmap("day"), si.MinMax("order_no")]
+    si.build_index(str(sales), specs, spark=spark)
     si.build_index(str(returns), [si.MinMax("order_no")], spark=spark)
     si.register(spark, "sales", str(sales))
     si.register(spark, "returns", str(returns))
@@ -96,6 +97,23 @@ def test_a_file_with_null_keys_bounds_only_its_values(spark, shop):
     assert "BETWEEN 2801 AND 3199" in str(plan.to_dict()["references"]), plan.explain()
     assert returns.result is not None
     assert 0 < returns.result.kept < FILES, plan.explain()
+
+
+def test_keys_past_the_bound_read_from_kept_rows_are_given_as_ranges(spark, shop):
+    query = (
+        "SELECT count(*) AS n FROM returns r JOIN sales s ON r.order_no = s.order_no "
+        "WHERE s.day BETWEEN 27 AND 33"
+    )
+    plan = si.sql_plan(spark, query, dynamic_keys=10)  # 280 orders: past the bound
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    assert used.note == "read from its kept rows", plan.explain()
+    (returns,) = [r for r in plan.references if r.written == "returns"]
+    (condition,) = [c for c in returns.conditions if c.origin == "dynamic"]
+    assert "280 keys of sales as ranges" in condition.note
+    assert "BETWEEN 1080 AND 1359" in plan.explain()  # days 27-33: orders 1,080-1,359
+    assert returns.result is not None
+    assert returns.result.kept < FILES
 
 
 def test_ranges_only_from_files_indexed_as_they_are(spark, shop, tmp_path):
