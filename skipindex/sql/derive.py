@@ -172,8 +172,9 @@ class _Walk:
 
     def run(self, root: Scope) -> None:
         scopes = list(root.traverse())
-        for scope in scopes:
-            for source in self._from_items(scope).values():
+        for scope in scopes:  # every table node naming a CTE, a join in brackets's too
+            for table in scope.tables:
+                source = scope.sources.get(table.alias_or_name)
                 if isinstance(source, Scope) and source.scope_type == ScopeType.CTE:
                     self.uses[id(source)] += 1
         self.queue.append((root, None))

@@ -46,8 +46,10 @@ def kept_file_ranges(
     """``(min, max)`` of ``column`` in each file ``result`` kept of ``source``
     that holds a non-NULL value there, sorted and with overlaps joined (None:
     some kept file's bounds are not known)."""
-    if result is None:
-        return None
+    if result is None or any(
+        _matches((p.name,), column, case_sensitive) for p in result.partitions
+    ):
+        return None  # a partition column (found now) hides a data column of its name
     spark_type = _spark_type(source.schema, column, case_sensitive)
     location = source.location
     if spark_type not in _RANGED or location.iceberg is not None:

@@ -98,7 +98,8 @@ def _pruned(
                 source.path, "TRUE", storage_options=dict(source.storage_options) or None
             )
     if source.delta_version is not None and not _same_snapshot(source):
-        return done(result, None, _MOVED_ON)
+        # no result: its files are the new snapshot's, not those read (nor their keys)
+        return done(None, None, _MOVED_ON)
     if result.kept == result.total and not source.must_replace:
         return done(result, None, "every file can hold a match")
     frame = kept_rows(

@@ -46,6 +46,10 @@ def key_query_owner(scope: Scope, node: exp.Expr, absorbs: set[str]) -> str | No
                 if isinstance(source, Scope) and source.scope_type == ScopeType.CTE:
                     return None
                 defined.add(name)
+            for table in nested.tables:  # a SEMI or ANTI join's side is not "selected"
+                found = nested.sources.get(table.alias_or_name)
+                if isinstance(found, Scope) and found.scope_type == ScopeType.CTE:
+                    return None
         inside.update(id(c) for c in subquery.expression.find_all(exp.Column))
     outer: set[str] = set()
     for column in node.find_all(exp.Column):

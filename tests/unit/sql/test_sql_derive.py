@@ -429,6 +429,18 @@ def test_a_cte_joined_by_each_of_its_references_is_pruned_by_the_union_of_their_
         ("dim", "grp", "a"),
         ("dim", "grp", "b"),
     }
+    # a reference inside a join in brackets counts too: one reference's keys alone
+    # would drop the rows the other reads (neither a group nor a join for a alone)
+    parsed = parse(
+        "WITH c AS (SELECT k1 FROM fact) "
+        "SELECT a.k1 FROM dim a JOIN c c3 ON c3.k1 = a.k1 WHERE a.region = 'x' UNION ALL "
+        "SELECT b.big FROM dim a JOIN (dim2 b JOIN c c2 ON b.big = c2.k1) ON a.grp = b.big"
+    )
+    assert parsed is not None
+    found = derive(parsed, CATALOG)
+    written = {r.number: r.alias or r.written for r in parsed.references}
+    assert not [j for j in found.joins if written[j.fact] == "fact"], found.joins
+    assert found.any_joins == []
     # a reference not joined on the column keeps every row: no group
     for query in (
         text.replace("JOIN dim2 b ON z.grp = b.big", "JOIN dim2 b ON z.total = b.big"),
@@ -471,6 +483,7 @@ def test_an_uncorrelated_subquery_condition_is_kept_for_the_key_query_only():
         "a.grp IN (SELECT k1 FROM c)",  # a CTE of the query
         "a.grp + f.q IN (SELECT k1 FROM dim)",  # two sources
         "a.grp = 1 OR EXISTS (SELECT 1 FROM dim2 WHERE dim2.k2 = f.k2)",  # correlated EXISTS
+        "a.grp IN (SELECT d.grp FROM dim d LEFT SEMI JOIN c ON d.k1 > 0)",  # a CTE, semi
     ):
         derivation, _ = run(
             f"WITH c AS (SELECT k1 FROM dim) SELECT * FROM fact f JOIN dim a ON f.k1 = a.k1 "
