@@ -17,6 +17,7 @@ from skipindex.sql.references import Reference
 
 __all__ = ["JoinKeys", "ReferencePlan", "SqlPlan", "made_under", "reference_plan"]
 
+_KEY_ONLY = "a subquery no index evaluates: not pruned with, held by a key query for its keys"
 _ORIGINS = {
     "written": "written",
     "pushed": "pushed into a derived table, CTE or set operation from the query around it",
@@ -40,6 +41,8 @@ class ReferencePlan:
     replaced: bool  # read from a view of its kept files (else as written)
     note: str
     seconds: float = 0.0
+    # Conditions only Spark evaluates (a subquery), held by its key query (:mod:`.subqueries`)
+    key_only: tuple[str, ...] = ()
 
     @property
     def files(self) -> list[str] | None:
@@ -57,6 +60,7 @@ class ReferencePlan:
             if has_function(condition.node) and condition.origin != "dynamic":
                 why += "; a function of a column, pruned as a range of the column"
             lines.append(f"  {_short(render(condition.node))}  <- {why}")
+        lines.extend(f"  {_short(text)}  <- written; {_KEY_ONLY}" for text in self.key_only)
         if self.result is not None:
             lines.append(
                 f"  kept {self.result.kept} of {self.result.total} files "
@@ -83,6 +87,7 @@ class ReferencePlan:
                 {"condition": render(c.node), "origin": c.origin, "note": c.note}
                 for c in self.conditions
             ],
+            "key_only": list(self.key_only),
             "where": self.where,
             "kept": self.result.kept if self.result is not None else None,
             "total": self.result.total if self.result is not None else None,
@@ -98,6 +103,7 @@ def reference_plan(
     pruned: Pruned | None,
     source: Source | None,
     conditions: list[Condition],
+    key_only: list[str] | None = None,
 ) -> ReferencePlan:
     """The account of one reference: how it was pruned, or why it is read whole."""
     note = (
@@ -117,6 +123,7 @@ def reference_plan(
         pruned is not None and pruned.frame is not None,
         note,
         pruned.seconds if pruned is not None else 0.0,
+        tuple(key_only or ()),
     )
 
 

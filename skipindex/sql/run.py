@@ -143,6 +143,7 @@ class QueryRun:
                 self.pruned.get(number),
                 self.sources.get(self.by_number[number].key),
                 self.conditions.get(number, []),
+                self.derivation.key_only.get(number),
             )
             for number in sorted(self.derivation.tables | set(self.pruned))
         ]

@@ -146,6 +146,13 @@ def test_a_subquery_choosing_the_dimensions_rows_narrows_its_keys(spark, fact, d
     # the inner dim's key query holds its scalar subquery: tag t1; d, narrowed to it by
     # its bitmaps, gives its rows' keys
     assert used == [("dim", 1, ""), ("fact", 3, "read from its kept rows")], plan.explain()
+    # explain() names the condition no index evaluates, on the reference it filters
+    dim_plan = next(r for r in plan.references if r.alias == "d")
+    (held,) = dim_plan.key_only
+    assert held.startswith("`tag` IN (SELECT"), plan.explain()
+    assert "not pruned with, held by a key query" in plan.explain()
+    (as_json,) = [r for r in plan.to_dict()["references"] if r["alias"] == "d"]
+    assert as_json["key_only"] == [held]
     # q06's shape: a scalar subquery alone, on a dimension whose key an index answers
     # (so that the fact's keys could narrow it, had the fact any conditions: it has none)
     si.build_index(str(dim), [si.EqualityBitmap("tag"), si.MinMax("k")], spark=spark)
