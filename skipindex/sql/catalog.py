@@ -33,7 +33,15 @@ from skipindex.sql.references import TableKey
 from skipindex.store.delta import delta_version
 from skipindex.store.location import StorageOptions, TableLocation, locate
 
-__all__ = ["Registration", "Source", "known_tables", "register", "resolve"]
+__all__ = [
+    "Registration",
+    "Source",
+    "known_tables",
+    "register",
+    "resolve",
+    "same_name",
+    "spark_type",
+]
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,18 @@ class Source:
     schema: Any  # pyspark StructType
     must_replace: bool = False  # Spark cannot read the reference itself (delta. paths)
     delta_version: int | None = None  # a registered Delta view's snapshot
+
+
+def same_name(name: str, column: str, case_sensitive: bool) -> bool:
+    """Whether ``name`` names ``column`` as the session compares names."""
+    return name == column or (not case_sensitive and name.lower() == column.lower())
+
+
+def spark_type(schema: Any, column: str, case_sensitive: bool) -> str | None:
+    """The Spark type (``simpleString``) of the one field of ``schema`` that
+    ``column`` names (None: none, or more than one)."""
+    hits = [f for f in schema.fields if same_name(f.name, column, case_sensitive)]
+    return hits[0].dataType.simpleString() if len(hits) == 1 else None
 
 
 # Table names whose source a caller already established in this session (the

@@ -309,7 +309,7 @@ class _Walk:
             facts = [(int(fact_source.meta[REF]), pair.fact_column)]
         elif isinstance(fact_source, Scope) and not self._single_use(fact_source):
             self.shared.setdefault(id(fact_source), (fact_source, []))[1].append(pair)
-            return  # one reference of several: see _shared_joins
+            return  # one reference of several: see shared_joins
         elif isinstance(fact_source, Scope):  # a derived table, UNION ALL branches: its tables
             facts = trace_column(fact_source, pair.fact_column, self._single_use) or []
         else:
@@ -349,8 +349,10 @@ class _Walk:
                 return inner is cte or self._single_use(inner)
 
             for column in dict.fromkeys(p.fact_column for p in pairs):
-                chosen = [next(p for p in u if p.fact_column == column) for u in uses.values()
-                          if any(p.fact_column == column for p in u)]  # fmt: skip
+                found = [
+                    next((p for p in u if p.fact_column == column), None) for u in uses.values()
+                ]
+                chosen = [p for p in found if p is not None]
                 if len(chosen) != len(uses):
                     continue  # a reference joins on other columns only
                 for fact_ref, fact_column in trace_column(scope, column, through) or []:

@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.result import PruneResult
-from skipindex.sql.catalog import Source
+from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store.delta import delta_id_schema
 from skipindex.store.manifest import load_latest
 from skipindex.store.segments import read_segments
@@ -46,24 +46,24 @@ def kept_file_ranges(
     """``(min, max)`` of ``column`` in each file ``result`` kept of ``source``
     that holds a non-NULL value there, sorted and with overlaps joined (None:
     some kept file's bounds are not known)."""
-    if result is None or any(
-        _matches((p.name,), column, case_sensitive) for p in result.partitions
-    ):
+
+    def named(name: str) -> bool:
+        return same_name(name, column, case_sensitive)
+
+    if result is None or any(named(p.name) for p in result.partitions):
         return None  # a partition column (found now) hides a data column of its name
-    spark_type = _spark_type(source.schema, column, case_sensitive)
+    typed = spark_type(source.schema, column, case_sensitive)
     location = source.location
-    if spark_type not in _RANGED or location.iceberg is not None:
+    if typed not in _RANGED or location.iceberg is not None:
         return None
     try:
         manifest = load_latest(location)
-        if manifest is None or _matches(manifest.partition_columns, column, case_sensitive):
+        if manifest is None or any(map(named, manifest.partition_columns)):
             return None
         fields = [
             d.field
             for d in manifest.indexes
-            if d.kind == "minmax"
-            and d.expression is None
-            and _matches((d.column,), column, case_sensitive)
+            if d.kind == "minmax" and d.expression is None and named(d.column)
         ]
         if len(fields) != 1 or (
             location.is_delta
@@ -73,13 +73,12 @@ def kept_file_ranges(
         if not result.files:
             return []
         segments = read_segments(location, manifest, fields)
-        infos = location.fs.get_file_info(
-            [location.fs_path(location.relative(f)) for f in result.files]
-        )
+        paths = [location.relative(f) for f in result.files]
+        infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
     except (SkipIndexError, OSError):
         return None
-    spans = _spans(segments, fields[0], [location.relative(f) for f in result.files], infos)
-    if spans is None or spark_type != "date":
+    spans = _spans(segments, fields[0], paths, infos)
+    if spans is None or typed != "date":
         return spans
     return [(_EPOCH + datetime.timedelta(lo), _EPOCH + datetime.timedelta(hi)) for lo, hi in spans]
 
@@ -123,14 +122,3 @@ def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((low, high))
     return out
-
-
-def _spark_type(schema: Any, column: str, case_sensitive: bool) -> str | None:
-    hits = [f for f in schema.fields if _matches((f.name,), column, case_sensitive)]
-    return hits[0].dataType.simpleString() if len(hits) == 1 else None
-
-
-def _matches(names: tuple[str, ...], column: str, case_sensitive: bool) -> bool:
-    if case_sensitive:
-        return column in names
-    return column.lower() in {n.lower() for n in names}

@@ -118,9 +118,9 @@ class KeyRounds:
         return found
 
     def _filtered(self, dim: Reference) -> bool:
-        return bool(self.run.conditions.get(dim.number) or self.run.key_only(dim.number)) and (
-            dim.why_whole is None
-        )
+        """Whether ``dim`` has conditions of its own: else its keys are all keys."""
+        found = self.run.conditions.get(dim.number) or self.run.key_only(dim.number)
+        return bool(found) and dim.why_whole is None
 
     def _any_round(
         self, dynamic_keys: int | None, done: set[int], local_only: bool, found: dict[int, Any]

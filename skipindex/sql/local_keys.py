@@ -29,7 +29,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns, without_views
-from skipindex.sql.catalog import Source
+from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store import query_log
 from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.delta import delta_id_schema
@@ -94,7 +94,9 @@ def local_keys(
         if result is None or any(result.rows_of(f) is None for f in result.files):
             return None
     target = _arrow_type(source.schema, column, view.case_sensitive)
-    if target is None or any(_same_name(p.name, column, view) for p in result.partitions):
+    if target is None or any(
+        same_name(p.name, column, view.case_sensitive) for p in result.partitions
+    ):
         return None
     location = source.location
     if location.is_delta and delta_id_schema(
@@ -189,19 +191,8 @@ _read: ColumnCache[pa.ChunkedArray] = ColumnCache(min(CACHED_BYTES, LIMIT))
 
 
 def _arrow_type(schema: Any, column: str, case_sensitive: bool) -> pa.DataType | None:
-    hits = [
-        f
-        for f in schema.fields
-        if f.name == column or (not case_sensitive and f.name.lower() == column.lower())
-    ]
-    if len(hits) != 1:
-        return None
-    spelled = hits[0].dataType.simpleString()
-    if spelled.startswith("decimal("):
+    spelled = spark_type(schema, column, case_sensitive)
+    if spelled is not None and spelled.startswith("decimal("):
         precision, scale = spelled[len("decimal(") : -1].split(",")
         return pa.decimal128(int(precision), int(scale))
-    return _TYPES.get(spelled)
-
-
-def _same_name(name: str, column: str, view: SparkView) -> bool:
-    return name == column or (not view.case_sensitive and name.lower() == column.lower())
+    return _TYPES.get(spelled or "")

@@ -64,20 +64,27 @@ def _holding(folder: Path, orders: set[int]) -> set[str]:
     }
 
 
+def _ranged(spark: Any, query: str, **options: Any) -> tuple[si.SqlPlan, Any, Any]:
+    """The plan of ``query`` (its rows Spark's), its returns reference, and the
+    join whose ranges pruned it."""
+    plan = si.sql_plan(spark, query, **options)
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    (returns,) = [r for r in plan.references if r.written == "returns"]
+    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    assert returns.result is not None, plan.explain()
+    return plan, returns, used
+
+
 def test_the_kept_sales_files_bound_the_returns_by_their_min_max(spark, shop):
     query = (
         "SELECT count(*) AS n, sum(s.amount) AS total FROM returns r JOIN sales s "
         "ON r.order_no = s.order_no WHERE s.day BETWEEN 25 AND 34 AND s.amount > 6"
     )
-    plan = si.sql_plan(spark, query)
-    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
-    (returns,) = [r for r in plan.references if r.written == "returns"]
-    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    plan, returns, used = _ranged(spark, query)
     assert "min-max of its 2 kept files" in used.note, plan.explain()
     sold = pq.read_table(shop["sales"]).to_pandas()
     wanted = sold[(sold.day >= 25) & (sold.day <= 34) & (sold.amount > 6)]
     holding = _holding(shop["returns"], set(wanted.order_no.dropna().astype(int)))
-    assert returns.result is not None
     assert returns.files is not None
     assert holding <= set(returns.files), plan.explain()  # never a file with a match
     assert returns.result.kept < FILES, plan.explain()  # the other periods skipped
@@ -88,14 +95,10 @@ def test_a_file_with_null_keys_bounds_only_its_values(spark, shop):
         "SELECT count(*) AS n FROM returns r JOIN sales s ON r.order_no = s.order_no "
         "WHERE s.day >= 65 AND s.amount > 2"
     )
-    plan = si.sql_plan(spark, query)
-    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
-    (returns,) = [r for r in plan.references if r.written == "returns"]
-    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    plan, returns, used = _ranged(spark, query)
     # files 6 and 7: 2,400-2,799 and 2,801-3,199 (order 2,800 is NULL there, bounding nothing)
     assert used.ranges == 2, plan.explain()
     assert "BETWEEN 2801 AND 3199" in str(plan.to_dict()["references"]), plan.explain()
-    assert returns.result is not None
     assert 0 < returns.result.kept < FILES, plan.explain()
 
 
@@ -104,15 +107,11 @@ def test_keys_past_the_bound_read_from_kept_rows_are_given_as_ranges(spark, shop
         "SELECT count(*) AS n FROM returns r JOIN sales s ON r.order_no = s.order_no "
         "WHERE s.day BETWEEN 27 AND 33"
     )
-    plan = si.sql_plan(spark, query, dynamic_keys=10)  # 280 orders: past the bound
-    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
-    (used,) = [j for j in plan.joins if j.fact == "returns" and j.ranges is not None]
+    plan, returns, used = _ranged(spark, query, dynamic_keys=10)  # 280 orders: past the bound
     assert used.note == "read from its kept rows", plan.explain()
-    (returns,) = [r for r in plan.references if r.written == "returns"]
     (condition,) = [c for c in returns.conditions if c.origin == "dynamic"]
     assert "280 keys of sales as ranges" in condition.note
     assert "BETWEEN 1080 AND 1359" in plan.explain()  # days 27-33: orders 1,080-1,359
-    assert returns.result is not None
     assert returns.result.kept < FILES
 
 
