@@ -14,6 +14,8 @@ of (a CTE's several references) gives the union of their keys
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from skipindex.pruning.spread import column_spread
@@ -38,6 +40,21 @@ MANY = 4
 # Rounds of dynamic pruning: keys travel at most this many joins.
 ROUNDS = 3
 
+Found = dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]
+
+
+@dataclass(frozen=True)
+class _Held:
+    """A Spark key query a round holds until the keys its sides read locally have
+    pruned: the side it would prune may be too small for it to pay by then (q49:
+    December's dates leave each sales table two files before its returns' keys,
+    a Spark job each, would have pruned it)."""
+
+    join: EquiJoin
+    spans: bool  # its keys may be given as ranges (see _key_round)
+    asked: tuple[Any, ...]  # what it asks (dynamic.asked_once)
+    ask: Callable[[], Keys]
+
 
 class KeyRounds:
     """The dynamic pruning of one :class:`~.run.QueryRun`, and its account."""
@@ -55,30 +72,67 @@ class KeyRounds:
         tried: dict[tuple[int, str, int, str], frozenset[int]] = {}
         grouped: set[int] = set()
         for round_ in range(ROUNDS):
-            found = self._key_round(dynamic_keys, tried, local_only=round_ > 0)
+            held: list[_Held] = []
+            found = self._key_round(dynamic_keys, tried, round_ > 0, held)
             self._any_round(dynamic_keys, grouped, round_ > 0, found)
-            if not found:
+            self._apply(found)
+            asked = self._ask_held(held)
+            self._apply(asked)
+            if not found and not asked:
                 return
-            for number, lists in found.items():
-                self._add_key_conditions(number, lists)
-                self.fed.setdefault(number, set()).update(j.dim for j, _, _ in lists)
-                self.run.prune(self.run.by_number[number])
+
+    def _apply(self, found: Found) -> None:
+        """Each reference's new key lists: added to its conditions, and pruned with."""
+        for number, lists in found.items():
+            self._add_key_conditions(number, lists)
+            self.fed.setdefault(number, set()).update(j.dim for j, _, _ in lists)
+            self.run.prune(self.run.by_number[number])
+
+    def _ask_held(self, held: list[_Held]) -> Found:
+        """The Spark key queries a round held, now that its local keys have pruned:
+        only where the side to prune is still large enough for one to pay, and its
+        own side still much smaller (both only shrank: none is asked that was not
+        held)."""
+        found: Found = {}
+        for query in held:
+            join = query.join
+            fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
+            relay = self.run.reach(join.fact, (join.dim,))  # asked however small
+            read = None if relay else self.run.bytes_read(fact)
+            dim_read = None if relay else self.run.bytes_read(dim)
+            if read is not None and read < sizes.KEY_QUERY_BYTES:  # (tests set it)
+                why = "its other side, pruned by other keys, is too small for a key query to pay"
+                keys = Keys(join, None, why, 0.0)
+            elif not relay and not fits(dim_read, read, KEY_SIDE_SHARE):
+                why = "its side is not much smaller than the one to prune, pruned by other keys"
+                keys = Keys(join, None, why, 0.0)
+            else:
+                keys = asked_once(self.asked, query.asked, join, query.ask)
+            if keys.values is None and query.spans:
+                keys = self._spans(join, dim) or keys
+            self._keys(join, keys.values, keys.note, keys.seconds)
+            if keys.values is not None:
+                kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
+                found.setdefault(join.fact, []).append((join, keys.values, kinds))
+        return found
 
     def _key_round(
         self,
         dynamic_keys: int | None,
         tried: dict[tuple[int, str, int, str], frozenset[int]],
         local_only: bool,
-    ) -> dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]:
+        held: list[_Held],
+    ) -> Found:
         """One round of key lists; after the first, only keys read from a side's
         kept rows (a Spark key query over the long lists earlier rounds added
         to its conditions costs seconds where reading them costs milliseconds).
         ``tried``: each join tried, and the sides whose keys had narrowed its dim
         side then. A side narrowed since, or narrowed by this very side and others,
         gives ranges from its kept files only, which cost no read (q49: catalog_sales,
-        whole in the first round, then December's two files, bounds its returns)."""
+        whole in the first round, then December's two files, bounds its returns).
+        A Spark key query is ``held`` until the round's local keys have pruned."""
         indexed = {r.number for r in self.run.indexed}
-        found: dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]] = {}
+        found: Found = {}
         for join in self.run.derivation.joins:
             key = (join.fact, join.fact_column, join.dim, join.dim_column)
             fed = frozenset(self.fed.get(join.dim, ()))
@@ -107,7 +161,10 @@ class KeyRounds:
             bound = key_bound(dynamic_keys, kinds)
             # ranges answer the column, and skip files there: past the bound, the keys as ranges
             spans = by_ranges and self._clustered(fact, join.fact_column)
-            keys = None if again else self._values(join, dim, fact, bound, local_only, spans)
+            holding = len(held)
+            keys = None if again else self._values(join, dim, fact, bound, local_only, spans, held)
+            if len(held) > holding:
+                continue  # asked (or not) once this round's local keys have pruned
             if (keys is None or keys.values is None) and spans:
                 keys = self._spans(join, dim) or keys  # what min-max needs: ranges
             if keys is None:
@@ -157,14 +214,16 @@ class KeyRounds:
         bound: int,
         local_only: bool,
         spans: bool = False,
+        held: list[_Held] | None = None,
     ) -> Keys | None:
-        """``join``'s keys from ``dim``, or why none are used (None: no word to say)."""
+        """``join``'s keys from ``dim``, or why none are used (None: no word to say,
+        or its Spark key query is added to ``held``)."""
         pruned = self.run.pruned.get(join.dim)
         many = worth.matching_rows(pruned.result if pruned is not None else None)
         if many > MANY * bound and not spans:
             return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
         local_only = local_only or many > MANY * bound  # as ranges, read locally only
-        relay = worth.relays(join, self.run.derivation.joins)
+        relay = self.run.reach(join.fact, (join.dim,))
         read = None if relay else self.run.bytes_read(fact)  # a listing: asked once
         dim_read = None if relay else self.run.bytes_read(dim)
         # A side not much smaller than the one it prunes: its keys only where they
@@ -182,7 +241,7 @@ class KeyRounds:
         ):
             return Keys(join, None, "its side is larger than the one file it would narrow", 0)
         small = read is not None and read < sizes.KEY_QUERY_BYTES
-        keys = self._dim_keys(join, dim, bound, local_only or small or larger, spans)
+        keys = self._dim_keys(join, dim, bound, local_only or small or larger, spans, held)
         if keys is None and (small or larger) and not local_only:
             why = "its other side is too small for a Spark key query to pay"
             if larger:
@@ -219,7 +278,13 @@ class KeyRounds:
         self.run.conditions.setdefault(number, []).extend(found)
 
     def _dim_keys(
-        self, join: EquiJoin, dim: Reference, bound: int, local_only: bool, spans: bool
+        self,
+        join: EquiJoin,
+        dim: Reference,
+        bound: int,
+        local_only: bool,
+        spans: bool,
+        held: list[_Held] | None = None,
     ) -> Keys | None:
         pruned = self.run.pruned.get(dim.number)
         source = self.run.sources.get(dim.key)
@@ -230,8 +295,8 @@ class KeyRounds:
             view, result = self.run.view, pruned.result
             found = local_keys(source, result, join.dim_column, view, bound, ranges)
             if found is not None and found.spans is not None and result is not None:
-                held = Spans(tuple(found.spans), result.kept, found.counted)
-                return Keys(join, held, "read from its kept rows", _since(started))
+                bounded = Spans(tuple(found.spans), result.kept, found.counted)
+                return Keys(join, bounded, "read from its kept rows", _since(started))
             if found is not None and found.keys is None:
                 return Keys(join, None, f"more than {bound:,} keys (its bitmaps)", _since(started))
             if found is not None:
@@ -251,6 +316,9 @@ class KeyRounds:
 
         # q58: three CTEs' date dimensions ask for the same week by the same subquery
         asked = (dim.key, tuple(files or ()), dim_where, join.dim_column, bound)
+        if held is not None:
+            held.append(_Held(join, spans, asked, ask))
+            return None
         return asked_once(self.asked, asked, join, ask)
 
     def _keys(

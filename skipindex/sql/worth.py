@@ -27,7 +27,6 @@ __all__ = [
     "matching_rows",
     "narrowed_by_keys",
     "one_file",
-    "relays",
     "why_keys_skip_nothing",
 ]
 
@@ -54,12 +53,6 @@ def matching_rows(result: PruneResult | None) -> int:
         return 0
     narrowed = sum(len(rows) for rows in result.rows.values())
     return int(narrowed + LIKELY_ROWS * result.row_level_sampled)
-
-
-def relays(join: EquiJoin, joins: Iterable[EquiJoin]) -> bool:
-    """Whether ``join``'s pruned side passes keys on to a third reference: then
-    it is narrowed whatever the sizes (but not a one-file side by a larger one)."""
-    return any(j.dim == join.fact and j.fact not in (join.fact, join.dim) for j in joins)
 
 
 def why_keys_skip_nothing(source: Source, column: str) -> str | None:

@@ -115,7 +115,7 @@ def test_dynamic_pruning_by_the_keys_of_a_filtered_side(spark, fact, dim):
     plan = _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2")
     fact_plan = next(r for r in plan.references if r.written == "fact")
     assert fact_plan.result is not None
-    assert fact_plan.result.kept < 4
+    assert fact_plan.result.kept < 4, plan.explain()
     plan = si.sql_plan(
         spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2", dynamic_keys=3
     )
@@ -186,6 +186,42 @@ def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, m
     plan = _same(spark, "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
     assert [j.note for j in plan.joins if j.keys is not None] == ["read from its kept rows"]
     assert not jobs
+
+
+def test_a_spark_key_query_waits_for_the_keys_read_locally_in_its_round(
+    spark, fact, dim, tmp_path, monkeypatch
+):
+    # q49: December's dates, read from date_dim's bitmaps, leave each sales table two
+    # files; its returns' keys, a Spark job each, were asked before those pruned it.
+    keyed = tmp_path / "keyed"  # one file: fact's keys skip none of it (no relay)
+    keyed.mkdir()
+    pq.write_table(
+        pa.table({"k": pa.array([0, 1, 7, 8], pa.int32()), "tag": ["z", "z", "y", "y"]}),
+        keyed / "part-0.parquet",
+    )
+    si.build_index(str(keyed), [si.EqualityBitmap("tag"), si.BitSlicedBitmap("k")], spark=spark)
+    si.register(spark, "keyed", str(keyed))
+    files = sorted(fact.glob("*.parquet"))
+    sizes = importlib.import_module("skipindex.sql.sizes")
+    # the whole fact is worth a key query; the one file keyed's keys keep is not
+    monkeypatch.setattr(sizes, "KEY_QUERY_BYTES", 2 * files[0].stat().st_size)
+    jobs = []
+    monkeypatch.setattr(
+        importlib.import_module("skipindex.sql.key_rounds"),
+        "join_keys",
+        lambda *args, **kwargs: jobs.append(args) or None,
+    )
+    # k is not indexed in dim: only a Spark key query could give d's keys
+    plan = _same(
+        spark,
+        "SELECT f.id FROM fact f JOIN keyed x ON f.k = x.k JOIN dim d ON f.id = d.k "
+        "WHERE x.tag = 'z' AND d.k < 2",
+    )
+    assert not jobs, plan.explain()
+    (fact_plan,) = [r for r in plan.references if r.written == "fact"]
+    assert fact_plan.result is not None
+    assert fact_plan.result.kept == 1, plan.explain()
+    assert "pruned by other keys, is too small for a key query to pay" in plan.explain()
 
 
 def test_a_view_replaced_after_register_is_just_a_view(spark, fact, tmp_path):
