@@ -91,6 +91,9 @@ class EquiJoin:
     dim: int
     dim_column: str
     text: str  # the condition as the query writes it
+    # the fact side only follows the dim (an IN subquery's table, by the outer
+    # rows' keys): the dim's own keys never wait for it (worth.narrowed_by_keys)
+    follows: bool = False
 
 
 @dataclass
@@ -330,7 +333,7 @@ class _Walk:
             return None
         if not key_types_join(fact_type, dim_type):
             return None
-        return EquiJoin(fact_ref, column, dim_ref, pair.dim_column, pair.text)
+        return EquiJoin(fact_ref, column, dim_ref, pair.dim_column, pair.text, pair.follows)
 
     def shared_joins(self) -> None:
         """Joins on a column of a CTE referenced several times (q02's ``wswscs``, once

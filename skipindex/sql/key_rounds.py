@@ -38,7 +38,7 @@ __all__ = ["KeyRounds"]
 # the bound of rows match (its keys are as many, unless its key repeats).
 MANY = 4
 # Rounds of dynamic pruning: keys travel at most this many joins.
-ROUNDS = 3
+ROUNDS = 4
 
 Found = dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]
 

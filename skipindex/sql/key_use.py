@@ -153,12 +153,14 @@ def key_form(
     is expected to skip nothing. Bit-sliced bitmaps, min-max and Bloom filters
     take a long list as it is; equality and range bitmaps would answer it key by
     key. With ``same_table`` (the keys were read from the very table pruned, a
-    self-join), bit-sliced bitmaps of at most :data:`TRIED_ROWS` rows get the
-    list whatever the estimate: the covering range costs them as much, and where
-    the table's rows keep their key together (an order's lines) the keys sit in
-    the files they were read from, which the estimate, assuming keys spread over
-    every file, cannot see (q94: 6,418 web orders shipped in two months keep 7
-    of 40 web_sales files for its EXISTS, not 40)."""
+    self-join, or from the rows around the IN subquery it is read in: the same
+    key, an order's, on both sides), bit-sliced bitmaps of at most
+    :data:`TRIED_ROWS` rows get the list whatever the estimate: the covering
+    range costs them as much, and where the rows keep their key together (an
+    order's lines, its returns) the keys sit in the files of their time, which
+    the estimate, assuming keys spread over every file, cannot see (q94: 6,418
+    web orders shipped in two months keep 7 of 40 web_sales files for its
+    EXISTS, not 40; q95: 13 of 40 web_returns files for its IN)."""
     expected = None
     if rows_per_file is not None and lists[at].row_level and lists[at].keys > BITMAP_KEYS:
         expected = expected_matches(rows_per_file, lists, at)
@@ -207,7 +209,8 @@ def key_conditions(
             out.append(Condition(node, "dynamic", note))
             continue
         same = fact is not None and side is not None and side.path == fact.path
-        form = key_form(kinds, described, at, rows_per_file, counted and counted[0], same)
+        tried = same or join.follows  # (see key_form)
+        form = key_form(kinds, described, at, rows_per_file, counted and counted[0], tried)
         node = key_condition(
             alias, join.fact_column, values, form.collapse, form.ranges, form.one_list,
             form.max_ranges,

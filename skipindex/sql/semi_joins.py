@@ -5,10 +5,13 @@ A WHERE conjunct of a SELECT that relates one of its sources, ``a``, to a table
 does (:class:`~skipindex.sql.derive.EquiJoin`):
 
 * ``a.x IN (SELECT t.y FROM t ...)``: an ``a`` row survives only where its x is
-  a y of ``t``: t's keys prune a. (Not the other way: ``t`` is where the
-  conditions Spark alone evaluates, uncorrelated subqueries, choose the rows
-  whose keys narrow ``a``, :mod:`.subqueries`. Nor for ``NOT IN``, where one
-  NULL y makes every answer NULL.)
+  a y of ``t``: t's keys prune a (where the subquery reads ``t`` alone). And the
+  other way: every value the subquery gives is the y of a ``t`` row (or NULL,
+  which a WHERE conjunct's IN treats as no match), so a ``t`` row whose y is no
+  x of a kept ``a`` row decides nothing, however the subquery joins ``t``: a's
+  keys prune t (q95: the ship dates' orders prune the orders its two subqueries
+  read). Both only where the subquery neither aggregates nor limits, and never
+  for ``NOT IN``, where one NULL y makes every answer NULL.
 * ``EXISTS (SELECT ... FROM t ... WHERE ... AND a.x = t.y ...)``: a ``t`` row
   whose y is no ``a`` row's x meets the correlated WHERE for no row of ``a``,
   however the subquery aggregates or limits what meets it (a's keys prune t);
@@ -52,6 +55,7 @@ class KeyPair:
     dim: str
     dim_column: str
     text: str
+    follows: bool = False  # see EquiJoin.follows
 
 
 def subquery_joins(scope: Scope, node: exp.Expr, preserved: set[str]) -> list[KeyPair]:
@@ -76,16 +80,19 @@ def _in(scope: Scope, node: exp.In, preserved: set[str]) -> list[KeyPair]:
     if inner is None:
         return []
     select = cast(exp.Select, inner.expression)
-    if select.args.get("joins") or select.args.get("laterals") or not pushable(select):
+    if select.args.get("laterals") or not pushable(select) or len(select.expressions) != 1:
         return []
-    if len(select.expressions) != 1:
+    if not join_shape(select).understood:
         return []
     projection = select.expressions[0]
     key = projection.this if isinstance(projection, exp.Alias) else projection
     if not isinstance(key, exp.Column) or key.table not in inner.sources:
         return []
     text = node.sql(dialect="spark")
-    return [KeyPair(scope, column.table, column.name, inner, key.table, key.name, text)]
+    pairs = [KeyPair(inner, key.table, key.name, scope, column.table, column.name, text, True)]
+    if not select.args.get("joins"):
+        pairs.append(KeyPair(scope, column.table, column.name, inner, key.table, key.name, text))
+    return pairs
 
 
 def _exists(scope: Scope, node: exp.Exists, preserved: set[str], negated: bool) -> list[KeyPair]:

@@ -111,7 +111,7 @@ def narrowed_by_keys(
     if source is None:
         return False
     joins = list(joins)
-    narrows = {j.fact for j in joins if j.dim == number}
+    narrows = {j.fact for j in joins if j.dim == number and not j.follows}
     return any(
         why_keys_skip_nothing(source, j.fact_column) is None
         for j in joins

@@ -257,14 +257,28 @@ def test_equi_joins_are_dynamic_candidates_where_the_fact_must_match():
     assert (0, "k2", 2, "k2") not in pairs  # f is preserved by the LEFT JOIN
 
 
-def test_in_subquery_is_a_dynamic_candidate():
+def test_in_subquery_is_a_dynamic_candidate_both_ways():
     derivation, found = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim WHERE grp = 1)")
-    assert [(j.fact, j.dim) for j in derivation.joins] == [(0, 1)]  # a semi-join
+    # dim's keys prune fact (a semi-join); fact's keys prune dim, which only follows:
+    # a dim row whose k1 is no kept fact row's decides nothing
+    assert {(j.fact, j.dim, j.follows) for j in derivation.joins} == {(0, 1, False), (1, 0, True)}
     assert found == {"fact": None, "dim": "(`grp` = 1)"}
     derivation, _ = run("SELECT * FROM fact WHERE k1 NOT IN (SELECT k1 FROM dim WHERE grp = 1)")
     assert derivation.joins == []  # one NULL k1 in dim makes every row's answer NULL
     derivation, _ = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim LIMIT 3)")
     assert derivation.joins == []  # which rows a LIMIT keeps depends on all of them
+    derivation, _ = run("SELECT * FROM fact WHERE k1 IN (SELECT max(k1) FROM dim GROUP BY grp)")
+    assert derivation.joins == []  # a group's answer depends on all of its rows
+    derivation, _ = run("SELECT * FROM fact WHERE k1 IN (SELECT k1 FROM dim) OR q = 1")
+    assert derivation.joins == []  # not a conjunct: rows pass without a match
+    # A subquery that joins: the projected table follows the outer keys (its y is
+    # every value it gives); the outer rows are not pruned by one side's keys alone.
+    derivation, _ = run(
+        "SELECT * FROM fact f WHERE f.k1 IN (SELECT d.k1 FROM dim d JOIN dim2 e ON d.grp = e.big)"
+    )
+    joined = {(j.fact, j.fact_column, j.dim, j.follows) for j in derivation.joins}
+    assert (1, "k1", 0, True) in joined
+    assert not any(j.fact == 0 for j in derivation.joins)
 
 
 def test_exists_and_not_exists_are_semi_and_anti_join_candidates():
