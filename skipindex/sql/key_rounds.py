@@ -97,9 +97,7 @@ class KeyRounds:
         for query in held:
             join = query.join
             fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
-            relay = self.run.reach(join.fact, (join.dim,))  # asked however small
-            read = None if relay else self.run.bytes_read(fact)
-            dim_read = None if relay else self.run.bytes_read(dim)
+            relay, read, dim_read = self._sides_read(join, fact, dim)
             if read is not None and read < sizes.KEY_QUERY_BYTES:  # (tests set it)
                 why = "its other side, pruned by other keys, is too small for a key query to pay"
                 keys = Keys(join, None, why, 0.0)
@@ -108,12 +106,10 @@ class KeyRounds:
                 keys = Keys(join, None, why, 0.0)
             else:
                 keys = asked_once(self.asked, query.asked, join, query.ask)
-            if keys.values is None and query.spans:
-                keys = self._spans(join, dim) or keys
-            self._keys(join, keys.values, keys.note, keys.seconds)
-            if keys.values is not None:
+            settled = self._settle(join, dim, keys, query.spans)
+            if settled is not None and settled.values is not None:
                 kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
-                found.setdefault(join.fact, []).append((join, keys.values, kinds))
+                found.setdefault(join.fact, []).append((join, settled.values, kinds))
         return found
 
     def _key_round(
@@ -165,14 +161,32 @@ class KeyRounds:
             keys = None if again else self._values(join, dim, fact, bound, local_only, spans, held)
             if len(held) > holding:
                 continue  # asked (or not) once this round's local keys have pruned
-            if (keys is None or keys.values is None) and spans:
-                keys = self._spans(join, dim) or keys  # what min-max needs: ranges
-            if keys is None:
-                continue  # none read locally, and no Spark job for them
-            self._keys(join, keys.values, keys.note, keys.seconds)
-            if keys.values is not None:
+            keys = self._settle(join, dim, keys, spans)
+            if keys is not None and keys.values is not None:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
         return found
+
+    def _settle(
+        self, join: EquiJoin, dim: Reference, keys: Keys | None, spans: bool
+    ) -> Keys | None:
+        """``join``'s keys as accounted: where none are used and ranges answer the
+        pruned column, those of ``dim``'s kept files (what min-max needs); None where
+        none were read locally and no Spark job was run for them (no word to say)."""
+        if (keys is None or keys.values is None) and spans:
+            keys = self._spans(join, dim) or keys
+        if keys is not None:
+            self._keys(join, keys.values, keys.note, keys.seconds)
+        return keys
+
+    def _sides_read(
+        self, join: EquiJoin, fact: Reference, dim: Reference
+    ) -> tuple[bool, int | None, int | None]:
+        """Whether ``join``'s pruned side is a relay (its keys reach a third table's
+        files: narrowed however small), else the bytes each side reads."""
+        relay = self.run.reach(join.fact, (join.dim,))
+        if relay:
+            return True, None, None
+        return False, self.run.bytes_read(fact), self.run.bytes_read(dim)  # listings: asked once
 
     def _filtered(self, dim: Reference) -> bool:
         """Whether ``dim`` has conditions of its own: else its keys are all keys."""
@@ -223,9 +237,7 @@ class KeyRounds:
         if many > MANY * bound and not spans:
             return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
         local_only = local_only or many > MANY * bound  # as ranges, read locally only
-        relay = self.run.reach(join.fact, (join.dim,))
-        read = None if relay else self.run.bytes_read(fact)  # a listing: asked once
-        dim_read = None if relay else self.run.bytes_read(dim)
+        relay, read, dim_read = self._sides_read(join, fact, dim)
         # A side not much smaller than the one it prunes: its keys only where they
         # are read from its kept rows (milliseconds), never by a Spark job reading it,
         # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
