@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -239,7 +240,13 @@ class In:
     negated: bool = False
 
     def __str__(self) -> str:
-        values = ", ".join(str(v) for v in self.literals)
+        return self._text
+
+    @cached_property
+    def _text(self) -> str:  # once: prune and si.sql both show a join's list of thousands
+        values = ", ".join(
+            str(v.value) if v.kind is LiteralKind.INT else str(v) for v in self.literals
+        )
         return f"{_quote(self.column)} {'NOT IN' if self.negated else 'IN'} ({values})"
 
 

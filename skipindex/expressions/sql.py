@@ -16,6 +16,7 @@ a large stack (see :func:`~skipindex.expressions._deep_stack.on_deep_stack`).
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import cast
 
 import sqlglot
@@ -59,6 +60,8 @@ from skipindex.expressions.sql_literals import (
     SparkSQL,
     function_name,
     node_sql,
+    plain_integer,
+    reject_parameters,
     sql_literal,
     unparen,
 )
@@ -109,12 +112,20 @@ def parse_sql(text: str) -> Predicate:
     return on_deep_stack(_parse, text)
 
 
-def from_tree(root: exp.Expression) -> Predicate:
+def from_tree(root: exp.Expression, qualified: bool = False) -> Predicate:
     """The predicate :func:`parse_sql` makes of ``root``'s text, made from the
-    tree itself (bare column names): for a caller that built the tree, such as
-    ``si.sql``'s join key lists, whose thousands of literals would cost 100 ms
-    and more to write out and parse back."""
-    return _convert(root, "")
+    tree itself (si.sql's join key lists: thousands of literals cost 100 ms and
+    more to write out and parse back). With ``qualified``, ``a.b`` is column b
+    of the table aliased a, not a struct field (a copy without the aliases would
+    cost as much as the rest)."""
+    token = _QUALIFIED.set(qualified)
+    try:
+        return _convert(root, "")
+    finally:
+        _QUALIFIED.reset(token)
+
+
+_QUALIFIED: ContextVar[bool] = ContextVar("_QUALIFIED", default=False)
 
 
 def _parse(text: str) -> Predicate:
@@ -243,7 +254,7 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         raise InvalidPredicateError(
             f"{node_sql(node)} in {shorten(text)} is not a boolean expression"
         )
-    _reject_parameters(node)
+    reject_parameters(node)
     return _unsupported(node, f"{_describe(node)} is not something an index can answer")
 
 
@@ -262,7 +273,7 @@ def _in(node: exp.In) -> Predicate:
         return _unsupported(node, "IN over a subquery is not something an index can answer")
     if not node.expressions:
         raise InvalidPredicateError(f"{node_sql(node)}: an IN list needs at least one value")
-    items = [_operand(item) for item in node.expressions]
+    items = [plain_integer(item) or _operand(item) for item in node.expressions]
     return member(_operand(node.this), items, lambda: node_sql(node))
 
 
@@ -332,7 +343,7 @@ def _operand(node: exp.Expression) -> Operand:
         return _column(node)
     if isinstance(node, exp.Dot):
         return _dotted(node)
-    _reject_parameters(node)
+    reject_parameters(node)
     found = sql_literal(node)
     if found is not None:
         return found
@@ -350,6 +361,8 @@ def _column(node: exp.Column) -> ColumnName | None:
     parts = [str(p.this) for p in node.parts if isinstance(p, exp.Identifier)]
     if len(parts) != len(node.parts):
         return None
+    if _QUALIFIED.get() and len(parts) == 2:
+        return parts[1]
     return parts[0] if len(parts) == 1 else tuple(parts)
 
 
@@ -371,13 +384,6 @@ def _dotted(node: exp.Dot) -> ColumnName | None:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _reject_parameters(node: exp.Expression) -> None:
-    if isinstance(node, (exp.Placeholder, exp.Parameter)):
-        raise InvalidPredicateError(
-            f"the predicate holds an unbound parameter {node_sql(node)}: substitute its value first"
-        )
 
 
 def _describe(node: exp.Expression) -> str:

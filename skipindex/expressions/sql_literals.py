@@ -76,6 +76,25 @@ def sql_literal(node: exp.Expression) -> Literal | None:
     return lit if lit is None or negations % 2 == 0 else negate(lit)
 
 
+def plain_integer(node: exp.Expression) -> Literal | None:
+    """``node`` where it is an unsigned integer below 10**18, the INT literal
+    :func:`sql_literal` makes of it, without its detour through Decimal (a join's
+    key list holds thousands); else None."""
+    if type(node) is exp.Literal and not node.is_string:
+        text = str(node.this)
+        if text.isascii() and text.isdigit() and len(text) < 19:
+            return Literal(LiteralKind.INT, int(text))
+    return None
+
+
+def reject_parameters(node: exp.Expression) -> None:
+    """A placeholder (``?``, ``:name``) where a literal belongs is an error, not a value."""
+    if isinstance(node, (exp.Placeholder, exp.Parameter)):
+        raise InvalidPredicateError(
+            f"the predicate holds an unbound parameter {node_sql(node)}: substitute its value first"
+        )
+
+
 def negate(lit: Literal) -> Literal | None:
     """``-lit`` for a numeric literal (exactly: never rounded by a Decimal context)."""
     value = lit.value

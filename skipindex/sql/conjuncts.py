@@ -234,10 +234,7 @@ def prune_where(
             parts = [parse_sql(written)] if written else []
     except SkipIndexError:  # prune says why, as for any text it cannot parse
         return " AND ".join(f"({text(c)})" for c in conditions)
-    for condition in lists:
-        bare = replace_columns(condition.node, bare_column)
-        assert bare is not None
-        parts.append(from_tree(cast(exp.Expression, bare)))
+    parts += [from_tree(cast(exp.Expression, c.node), qualified=True) for c in lists]
     if len(parts) == 1:
         return parts[0]
     return cast(Predicate, assemble(And, cast(list[AnyPredicate], parts)))

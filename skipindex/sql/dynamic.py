@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 from sqlglot import exp
 
 from skipindex.sql.derive import EquiJoin
@@ -227,6 +228,10 @@ def spans_condition(alias: str, column: str, spans: Spans, max_ranges: int) -> e
 
 def _runs(values: list[Any]) -> list[list[Any]]:
     """Sorted distinct ``values`` in runs of consecutive integers or days."""
+    if values and _int64(values):
+        ordered = np.array(values, dtype=np.int64)
+        cuts = (np.flatnonzero(np.diff(ordered) != 1) + 1).tolist()
+        return [values[a:b] for a, b in itertools.pairwise([0, *cuts, len(values)])]
     runs: list[list[Any]] = []
     for value in values:
         if runs and _next(runs[-1][-1]) == value:
@@ -234,6 +239,11 @@ def _runs(values: list[Any]) -> list[list[Any]]:
         else:
             runs.append([value])
     return runs
+
+
+def _int64(values: list[Any]) -> bool:
+    """Whether every value is an int numpy holds as int64 (sorted: the ends bound it)."""
+    return all(type(v) is int for v in values) and values[0] >= -(2**63) and values[-1] < 2**63
 
 
 def _widest_gaps(runs: list[list[Any]], count: int) -> list[list[Any]]:
@@ -277,8 +287,12 @@ def _literal(value: Any) -> exp.Expr | None:
     """``value`` as a Spark SQL literal of its type, or None."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return exp.Literal.number(value)
+    if isinstance(value, int):  # the constructor Literal.number calls, minus its sign check
+        return (
+            exp.Literal(this=str(value), is_string=False)
+            if value >= 0
+            else exp.Literal.number(value)
+        )
     if isinstance(value, Decimal):
         return exp.Literal.number(format(value, "f"))
     if isinstance(value, str):

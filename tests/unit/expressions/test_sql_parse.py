@@ -9,6 +9,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sqlglot import exp
 
 from skipindex.errors import InvalidPredicateError, SkipIndexError
 from skipindex.expressions import parse_sql
@@ -30,6 +33,7 @@ from skipindex.expressions.nodes import (
     Predicate,
     Unsupported,
 )
+from skipindex.expressions.sql_literals import plain_integer, sql_literal
 
 K = LiteralKind
 
@@ -560,3 +564,16 @@ def test_parse_errors_speak_sql_not_sqlglot():
     assert "'=' is missing its right-hand side" in message
     assert "sqlglot" not in message
     assert "<class" not in message
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.one_of(st.integers(0, 10**20), st.integers(-(10**20), -1)), st.booleans())
+def test_a_listed_integer_reads_as_its_literal_does(number, padded):
+    """An IN list's plain integers skip the Decimal path (plain_integer): the same
+    literal as sql_literal makes, and beyond INT's digits or signed, sql_literal's."""
+    node = exp.Literal(this=("00" if padded else "") + str(abs(number)), is_string=False)
+    node = node if number >= 0 else exp.Neg(this=node)
+    fast = plain_integer(node)
+    assert fast is None or fast == sql_literal(node)
+    if 0 <= number < 10**16:  # every key a join lists (a BIGINT's 19 digits go the long way)
+        assert fast is not None
