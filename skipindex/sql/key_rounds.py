@@ -305,7 +305,11 @@ class KeyRounds:
             started = time.perf_counter()
             ranges = MINMAX_RANGES if spans else None
             view, result = self.run.view, pruned.result
-            found = local_keys(source, result, join.dim_column, view, bound, ranges)
+            target = self.run.pruned.get(join.fact)
+            whole = (
+                target is None or target.result is None or target.result.kept == target.result.total
+            )
+            found = local_keys(source, result, join.dim_column, view, bound, ranges, whole)
             if found is not None and found.spans is not None and result is not None:
                 bounded = Spans(tuple(found.spans), result.kept, found.counted)
                 return Keys(join, bounded, "read from its kept rows", _since(started))

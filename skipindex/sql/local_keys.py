@@ -73,6 +73,7 @@ def local_keys(
     view: SparkView,
     bound: int,
     spans: int | None = None,
+    whole_files: bool = False,
 ) -> Found | None:
     """The distinct non-NULL values of ``column`` over the rows ``result`` kept of
     ``source`` (a superset of those its conditions hold on), if at most ``bound``;
@@ -81,7 +82,11 @@ def local_keys(
     query finds as many. With ``spans``, more than ``bound`` integer keys are
     still read, and given as at most ``spans`` ranges split at their widest gaps
     (for a column ranges answer: q75's two years of catalog orders, past the
-    bound, bound their returns)."""
+    bound, bound their returns). With ``whole_files``, a kept file whose every
+    row can match (min-max: a year spanning the file) is read whole, else Spark
+    is asked: the caller allows it where the keys prune a side nothing else has
+    narrowed (q85's web returns, by the orders of a year's web sales), the only
+    place reading and pruning with those long lists was seen to pay."""
     if result is None:
         return None
     if not result.files:
@@ -91,7 +96,9 @@ def local_keys(
         return None  # a condition no bitmap answers: its rows would be every row
     if any(result.rows_of(f) is None for f in result.files):
         result = _every_row_level(source, result, view)
-        if result is None or any(result.rows_of(f) is None for f in result.files):
+        if result is None or (
+            not whole_files and any(result.rows_of(f) is None for f in result.files)
+        ):
             return None
     target = _arrow_type(source.schema, column, view.case_sensitive)
     if target is None or any(

@@ -126,3 +126,36 @@ def test_a_cte_read_by_two_in_subqueries_is_pruned_by_the_outer_keys(spark, orde
     )
     (returns,) = [r for r in plan.references if r.written == "returns"]
     assert returns.result is None or returns.result.kept == FILES, plan.explain()
+
+
+def _days(part: pa.Table) -> tuple[int, int]:
+    days = part["day"].to_numpy()
+    return int(days.min()), int(days.max())
+
+
+def test_sales_files_a_date_range_spans_whole_give_their_orders_to_the_returns(spark, orders):
+    # days that span sales files 2-4 whole: min-max says every row of them matches, so
+    # no bitmap counts their rows, and the files' order numbers are read whole
+    low, high = _days(orders["sales"][2])[0], _days(orders["sales"][4])[1]
+    query = (
+        "SELECT count(*), sum(s.v) FROM sales s WHERE s.day BETWEEN {low} AND {high} "
+        "AND s.ord IN (SELECT r.ord FROM returns r WHERE r.rday <= {last})"
+    )
+    plan = _same(spark, query.format(low=low, high=high, last=10**6))
+    sold = {
+        o
+        for part in orders["sales"]
+        for o, day in zip(part["ord"].to_pylist(), part["day"].to_pylist(), strict=True)
+        if low <= day <= high
+    }
+    holding = sum(bool(sold & set(p["ord"].to_pylist())) for p in orders["returns"])
+    assert 0 < holding < FILES
+    assert _kept(plan, "returns") == holding, plan.explain()
+    assert "keys of sales pruned returns, read from its kept rows" in plan.explain(), plan.explain()
+    # returns narrowed by a condition of their own already: the whole files are not
+    # read for a long list (Spark finds the keys), and the rows are the same
+    plan = _same(spark, query.format(low=low, high=high, last=high))
+    assert "keys of sales pruned returns, read from its kept rows" not in plan.explain(), (
+        plan.explain()
+    )
+    assert _kept(plan, "returns") <= holding
