@@ -128,6 +128,8 @@ class Literal:
     value: LiteralValue
 
     def __str__(self) -> str:
+        if self.kind is LiteralKind.INT:  # first: a join's key list holds thousands
+            return str(self.value)
         if self.kind is LiteralKind.NULL:
             return "NULL"
         if self.kind is LiteralKind.STRING:
@@ -244,9 +246,7 @@ class In:
 
     @cached_property
     def _text(self) -> str:  # once: prune and si.sql both show a join's list of thousands
-        values = ", ".join(
-            str(v.value) if v.kind is LiteralKind.INT else str(v) for v in self.literals
-        )
+        values = ", ".join(str(v) for v in self.literals)
         return f"{_quote(self.column)} {'NOT IN' if self.negated else 'IN'} ({values})"
 
 

@@ -96,10 +96,11 @@ def local_keys(
         return None  # a condition no bitmap answers: its rows would be every row
     if any(result.rows_of(f) is None for f in result.files):
         result = _every_row_level(source, result, view)
-        if result is None or (
-            not whole_files and any(result.rows_of(f) is None for f in result.files)
-        ):
+        if result is None:
             return None
+    widened = any(result.rows_of(f) is None for f in result.files)  # a file read whole
+    if widened and not whole_files:
+        return None
     target = _arrow_type(source.schema, column, view.case_sensitive)
     if target is None or any(
         same_name(p.name, column, view.case_sensitive) for p in result.partitions
@@ -118,7 +119,6 @@ def local_keys(
     if sum(i.size or 0 for i in infos) > LOCAL_BYTES:
         return None
     ranged = spans is not None and pa.types.is_integer(target)
-    widened = any(result.rows_of(f) is None for f in result.files)
     found: set[Any] = set()
     for file, path, info in zip(result.files, paths, infos, strict=True):
         values = _values(location.fs, path, info, file, result, column, target, view)
