@@ -31,7 +31,7 @@ from sqlglot import exp
 from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.column_paths import column_key, join_path, resolve_path, split_name
 from skipindex.errors import InvalidPredicateError, UnknownColumnError
-from skipindex.expressions.bound_leaves import compare_value, member_values
+from skipindex.expressions.bound_leaves import compare_value, integer_members, member_values
 from skipindex.expressions.calendar_merge import merge_calendar
 from skipindex.expressions.calls import expression_key, is_expression_field
 from skipindex.expressions.coercion import MightMatchError, coerce
@@ -226,7 +226,12 @@ def _bind_leaf(
             return BoundIsNull(column, leaf.negated)
         if isinstance(leaf, Comparison):
             return compare_value(column, domain, leaf.op, coerce(column, domain, leaf.literal))
-        targets = [coerce(column, domain, lit) for lit in leaf.literals if lit.kind is not _K.NULL]
+        listed = [lit for lit in leaf.literals if lit.kind is not _K.NULL]
+        if domain is Domain.INT and all(lit.kind is _K.INT for lit in listed):
+            ints = [cast(int, lit.value) for lit in listed]
+            if (members := integer_members(column, ints, leaf.negated)) is not None:
+                return members
+        targets = [coerce(column, domain, lit) for lit in listed]
         return member_values(column, domain, targets, leaf.negated)
     except MightMatchError as reason:
         return Unsupported(str(leaf), str(reason))

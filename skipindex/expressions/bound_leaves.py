@@ -10,6 +10,7 @@ import math
 from decimal import Decimal
 from fractions import Fraction
 
+import numpy as np
 import pyarrow as pa
 
 from skipindex._types import Domain, sort_values
@@ -25,7 +26,7 @@ from skipindex.expressions.nodes import (
     Op,
 )
 
-__all__ = ["compare_value", "member_values"]
+__all__ = ["compare_value", "integer_members", "member_values"]
 
 _ORDERED = (Domain.INT, Domain.DECIMAL, Domain.DATE, Domain.TIMESTAMP, Domain.BOOLEAN)
 
@@ -121,6 +122,24 @@ def member_values(
         _value(column.type, domain, int(t)) if isinstance(t, Fraction) else t for t in kept
     )
     return BoundIn(column, values, negated)
+
+
+def integer_members(column: BoundColumn, values: list[int], negated: bool) -> AnyPredicate | None:
+    """:func:`member_values` for INT literals on an integer column, with numpy (a
+    join's key list holds thousands, and a Fraction each cost most of its bind);
+    None where a value is past 64 bits."""
+    try:
+        keys = np.unique(np.array(values, dtype=np.int64))
+    except OverflowError:
+        return None
+    lo, hi = bounds(column.type, Domain.INT)
+    keys = keys[(keys >= max(lo, _INT64_MIN)) & (keys <= min(hi, _INT64_MAX))]
+    if len(keys) < 2:  # none, or one: FALSE, every non-NULL row, or a comparison
+        return member_values(column, Domain.INT, [Fraction(k) for k in keys.tolist()], negated)
+    return BoundIn(column, tuple(keys.tolist()), negated)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _holds(left: Fraction, op: Op, right: Fraction) -> bool:

@@ -11,7 +11,7 @@ when it has to become Unsupported.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import cast
 
 from skipindex.expressions.nodes import (
@@ -89,7 +89,7 @@ def null_safe_equal(
     return Not(equal) if negated else equal
 
 
-def member(column: Operand, items: list[Operand], shown: Callable[[], str]) -> Predicate:
+def member(column: Operand, items: Sequence[Operand], shown: Callable[[], str]) -> Predicate:
     """``column IN (items)``."""
     literals = [item for item in items if isinstance(item, Literal)]
     if not is_term(column) or len(literals) != len(items):

@@ -16,6 +16,7 @@ a large stack (see :func:`~skipindex.expressions._deep_stack.on_deep_stack`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextvars import ContextVar
 from typing import cast
 
@@ -59,6 +60,7 @@ from skipindex.expressions.sql_errors import plain, readable
 from skipindex.expressions.sql_literals import (
     SparkSQL,
     function_name,
+    key_literals,
     node_sql,
     plain_integer,
     reject_parameters,
@@ -273,7 +275,8 @@ def _in(node: exp.In) -> Predicate:
         return _unsupported(node, "IN over a subquery is not something an index can answer")
     if not node.expressions:
         raise InvalidPredicateError(f"{node_sql(node)}: an IN list needs at least one value")
-    items = [plain_integer(item) or _operand(item) for item in node.expressions]
+    items: Sequence[Operand] | None = key_literals(node)
+    items = items or [plain_integer(i) or _operand(i) for i in node.expressions]
     return member(_operand(node.this), items, lambda: node_sql(node))
 
 

@@ -87,6 +87,22 @@ def plain_integer(node: exp.Expression) -> Literal | None:
     return None
 
 
+# Where si.sql's key lists (sql/dynamic.in_node) carry their keys in an exp.In's meta:
+# the integers its items are, one each, in order.
+INTEGER_KEYS = "skipindex_integer_keys"
+
+
+def key_literals(node: exp.In) -> list[Literal] | None:
+    """The INT literals of an IN list built from 64-bit integer keys, which reading
+    its items gives (:func:`plain_integer`, :func:`negate`), read from the keys
+    the list carries (:data:`INTEGER_KEYS`) instead of its thousands of nodes; None
+    where it carries none."""
+    keys = node.meta.get(INTEGER_KEYS)
+    if keys is None or len(keys) != len(node.expressions):
+        return None
+    return [Literal(LiteralKind.INT, key) for key in keys]
+
+
 def reject_parameters(node: exp.Expression) -> None:
     """A placeholder (``?``, ``:name``) where a literal belongs is an error, not a value."""
     if isinstance(node, (exp.Placeholder, exp.Parameter)):

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from sqlglot import exp
 
+from skipindex.expressions.sql_literals import INTEGER_KEYS
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.text import escape, run_sql
 
@@ -186,8 +187,11 @@ def key_condition(
         return exp.false()
     if not ranges:
         return in_node(alias, column, values)
+    ordered = sorted(values)
+    if one_list and max_ranges != 1 and _int64(ordered) and _many_runs(ordered):
+        return in_node(alias, column, values)  # what the runs below come to, without them
     target = exp.column(exp.to_identifier(column), table=alias)
-    runs = _runs(sorted(values))
+    runs = _runs(ordered)
     if max_ranges is not None and len(runs) > max_ranges:
         runs = _widest_gaps(runs, max_ranges)
     if one_list and len(runs) > 1:
@@ -241,6 +245,11 @@ def _runs(values: list[Any]) -> list[list[Any]]:
     return runs
 
 
+def _many_runs(ordered: list[int]) -> bool:
+    """Whether sorted 64-bit integers are more than one run of consecutive ones."""
+    return bool(np.any(np.diff(np.array(ordered, dtype=np.int64)) != 1))
+
+
 def _int64(values: list[Any]) -> bool:
     """Whether every value is an int numpy holds as int64 (sorted: the ends bound it)."""
     return all(type(v) is int for v in values) and values[0] >= -(2**63) and values[-1] < 2**63
@@ -280,7 +289,10 @@ def in_node(alias: str, column: str, values: list[Any]) -> exp.Expr:
     if not literals:
         return exp.false()
     target = exp.column(exp.to_identifier(column), table=alias)
-    return exp.In(this=target, expressions=[v for v in literals if v is not None])
+    node = exp.In(this=target, expressions=[v for v in literals if v is not None])
+    if all(type(v) is int for v in values) and -(2**63) <= min(values) <= max(values) < 2**63:
+        node.meta[INTEGER_KEYS] = values  # read back without its nodes (sql_literals)
+    return node
 
 
 def _literal(value: Any) -> exp.Expr | None:
