@@ -145,7 +145,13 @@ class KeyRounds:
             before = self.run.pruned.get(join.fact)
             if before is not None and before.result is not None and not before.result.files:
                 continue  # nothing left to prune
-            if again and not by_ranges:
+            # Retried where its dim side was narrowed since: by ranges, or by keys read
+            # from that side's kept rows where nothing narrowed this side yet and it is
+            # large enough for its skipped files to repay another prune (q49's returns,
+            # by the orders of December's sales, whose dates came later: at SF1 their
+            # few megabytes did not; SF10's do).
+            reread = again and self._whole(join.fact) and self._large(fact)
+            if again and not (by_ranges or reread):
                 continue
             why = worth.why_keys_skip_nothing(self.run.sources[fact.key], join.fact_column)
             if self.run.one_file(fact) and not self.run.reach(join.fact, (join.dim,)):
@@ -158,7 +164,11 @@ class KeyRounds:
             # ranges answer the column, and skip files there: past the bound, the keys as ranges
             spans = by_ranges and self._clustered(fact, join.fact_column)
             holding = len(held)
-            keys = None if again else self._values(join, dim, fact, bound, local_only, spans, held)
+            keys = None
+            if reread or not again:
+                keys = self._values(join, dim, fact, bound, local_only or again, spans, held)
+            if again and keys is not None and keys.values is None:
+                keys = None  # its first try said why none are used
             if len(held) > holding:
                 continue  # asked (or not) once this round's local keys have pruned
             keys = self._settle(join, dim, keys, spans)
@@ -289,6 +299,16 @@ class KeyRounds:
         )
         self.run.conditions.setdefault(number, []).extend(found)
 
+    def _whole(self, number: int) -> bool:
+        """Whether reference ``number`` still keeps every file (nothing narrowed it)."""
+        pruned = self.run.pruned.get(number)
+        return pruned is None or pruned.result is None or pruned.result.kept == pruned.result.total
+
+    def _large(self, reference: Reference) -> bool:
+        """Whether ``reference`` reads at least what a Spark key query costs to read."""
+        read = self.run.bytes_read(reference)
+        return read is None or read >= sizes.KEY_QUERY_BYTES
+
     def _dim_keys(
         self,
         join: EquiJoin,
@@ -305,10 +325,7 @@ class KeyRounds:
             started = time.perf_counter()
             ranges = MINMAX_RANGES if spans else None
             view, result = self.run.view, pruned.result
-            target = self.run.pruned.get(join.fact)
-            whole = (
-                target is None or target.result is None or target.result.kept == target.result.total
-            )
+            whole = self._whole(join.fact)
             found = local_keys(source, result, join.dim_column, view, bound, ranges, whole)
             if found is not None and found.spans is not None and result is not None:
                 bounded = Spans(tuple(found.spans), result.kept, found.counted)

@@ -5,8 +5,9 @@ few bytes to read (a dimension) and bitmaps answer each of its conditions, its
 keys are read with pyarrow from the kept files, only at the rows the bitmaps
 narrowed each file to: a superset of the rows Spark's key query would find
 (bins of a range bitmap hold a few more), so of its keys, and a superset of
-keys only ever keeps more files of the other side. Where a condition is not
-answered by a bitmap its rows would be every row, and Spark finds the keys.
+keys only ever keeps more files of the other side. Where no condition is
+answered by a bitmap its rows would be every row, and Spark finds the keys (a
+condition none answers beside one that does leaves the bitmap's rows).
 A Spark job costs 100-300 ms even for a date dimension's 2,556 rows; reading
 one column of a few small files costs milliseconds.
 
@@ -92,8 +93,8 @@ def local_keys(
     if not result.files:
         return Found([])
     kinds = [set(leaf.kinds) for leaf in result.leaves]
-    if not kinds or any(not ROW_LEVEL & k for k in kinds):
-        return None  # a condition no bitmap answers: its rows would be every row
+    if not any(ROW_LEVEL & k for k in kinds):
+        return None  # no condition a bitmap answers: its rows would be every row
     if any(result.rows_of(f) is None for f in result.files):
         result = _every_row_level(source, result, view)
         if result is None:

@@ -5,6 +5,7 @@ whose numbers do not follow the date, whose returns follow their sale's date).""
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 import numpy as np
@@ -159,3 +160,31 @@ def test_sales_files_a_date_range_spans_whole_give_their_orders_to_the_returns(s
         plan.explain()
     )
     assert _kept(plan, "returns") <= holding
+
+
+def test_sales_narrowed_by_a_later_round_give_their_orders_to_the_returns(
+    spark, orders, monkeypatch
+):
+    # q49's shape: the sales are narrowed by the week's days only after the first
+    # round, where all of them were too large a side to read keys from; once narrowed,
+    # their orders are read from their kept rows (a condition no index answers beside
+    # the days' bitmap leaves those rows a superset) and prune the returns
+    sizes = importlib.import_module("skipindex.sql.sizes")
+    sales = sum(p.nbytes for p in orders["sales"])
+    monkeypatch.setattr(sizes, "LOCAL_KEY_SIDE_BYTES", sales // 2)
+    week = 3
+    query = (
+        "SELECT count(*), sum(r.qty) FROM sales s JOIN dates d ON s.day = d.sk "
+        f"JOIN returns r ON s.ord = r.ord WHERE d.week = {week} AND s.v > 10"
+    )
+    plan = _same(spark, query)
+    sold = {
+        o
+        for part in orders["sales"]
+        for o, day in zip(part["ord"].to_pylist(), part["day"].to_pylist(), strict=True)
+        if day // WEEK == week
+    }
+    holding = sum(bool(sold & set(p["ord"].to_pylist())) for p in orders["returns"])
+    assert 0 < holding < FILES
+    assert _kept(plan, "returns") == holding, plan.explain()
+    assert "keys of sales pruned returns, read from its kept rows" in plan.explain(), plan.explain()
