@@ -291,7 +291,7 @@ def in_node(alias: str, column: str, values: list[Any]) -> exp.Expr:
     target = exp.column(exp.to_identifier(column), table=alias)
     node = exp.In(this=target, expressions=[v for v in literals if v is not None])
     if all(type(v) is int for v in values) and -(2**63) <= min(values) <= max(values) < 2**63:
-        node.meta[INTEGER_KEYS] = values  # read back without its nodes (sql_literals)
+        node.meta[INTEGER_KEYS] = tuple(values)  # read back without its nodes (sql_literals)
     return node
 
 

@@ -148,8 +148,8 @@ class KeyRounds:
             # Retried where its dim side was narrowed since: by ranges, or by keys read
             # from that side's kept rows where nothing narrowed this side yet and it is
             # large enough for its skipped files to repay another prune (q49's returns,
-            # by the orders of December's sales, whose dates came later: at SF1 their
-            # few megabytes did not; SF10's do).
+            # by the orders of December's sales, whose dates came later: at SF1 their few
+            # megabytes did not, 62 fewer files for 0.3-0.4 s more planning).
             reread = again and self._whole(join.fact) and self._large(fact)
             if again and not (by_ranges or reread):
                 continue
