@@ -133,13 +133,11 @@ def integer_members(column: BoundColumn, values: list[int], negated: bool) -> An
     except OverflowError:
         return None
     lo, hi = bounds(column.type, Domain.INT)
-    keys = keys[(keys >= max(lo, _INT64_MIN)) & (keys <= min(hi, _INT64_MAX))]
+    hi = min(hi, bounds(pa.int64(), Domain.INT)[1])  # uint64's top is past int64's
+    keys = keys[(keys >= lo) & (keys <= hi)]
     if len(keys) < 2:  # none, or one: FALSE, every non-NULL row, or a comparison
         return member_values(column, Domain.INT, [Fraction(k) for k in keys.tolist()], negated)
     return BoundIn(column, tuple(keys.tolist()), negated)
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _holds(left: Fraction, op: Op, right: Fraction) -> bool:

@@ -251,8 +251,8 @@ def _many_runs(ordered: list[int]) -> bool:
 
 
 def _int64(values: list[Any]) -> bool:
-    """Whether every value is an int numpy holds as int64 (sorted: the ends bound it)."""
-    return all(type(v) is int for v in values) and values[0] >= -(2**63) and values[-1] < 2**63
+    """Whether every value (of at least one) is an int numpy holds as int64."""
+    return all(type(v) is int for v in values) and -(2**63) <= min(values) <= max(values) < 2**63
 
 
 def _widest_gaps(runs: list[list[Any]], count: int) -> list[list[Any]]:
@@ -290,7 +290,7 @@ def in_node(alias: str, column: str, values: list[Any]) -> exp.Expr:
         return exp.false()
     target = exp.column(exp.to_identifier(column), table=alias)
     node = exp.In(this=target, expressions=[v for v in literals if v is not None])
-    if all(type(v) is int for v in values) and -(2**63) <= min(values) <= max(values) < 2**63:
+    if _int64(values):
         node.meta[INTEGER_KEYS] = tuple(values)  # read back without its nodes (sql_literals)
     return node
 

@@ -277,7 +277,7 @@ class KeyRounds:
         (else each spans most of its range: :mod:`.file_ranges`)."""
         pruned, source = self.run.pruned.get(dim.number), self.run.sources.get(dim.key)
         result = pruned.result if pruned is not None else None
-        if source is None or result is None or result.kept >= result.total:
+        if source is None or result is None or self._whole(dim.number):
             return None
         if not self._clustered(dim, join.dim_column):
             return None
