@@ -143,3 +143,31 @@ def test_as_of_a_time_is_the_snapshot_current_then(tmp_path):
         snapshot_as_of("db.t", catalog, "2024-06-01 12:00:00")
     with pytest.raises(InvalidSpecError, match="not both"):
         si.prune("db.t", "id >= 0", catalog=catalog, as_of=stamp, snapshot_id=expected)
+
+
+def test_a_snapshot_is_planned_once_and_a_commit_is_seen(tmp_path, monkeypatch):
+    import skipindex.store.iceberg as iceberg
+
+    planned: list[int] = []
+    plan = iceberg.snapshot_files
+
+    def counting(table, snapshot_id, name):
+        planned.append(snapshot_id)
+        return plan(table, snapshot_id, name)
+
+    monkeypatch.setattr(iceberg, "snapshot_files", counting)
+    catalog = evolved_table(tmp_path)
+    root, source = open_iceberg("db.t", catalog)
+    first = iceberg_files(source, root)
+    again = iceberg_files(open_iceberg("db.t", catalog)[1], root)  # opened anew, same snapshot
+    assert again == first
+    assert planned == [source.snapshot_id]  # pyiceberg planned it once
+    from pyiceberg.catalog import load_catalog
+
+    properties = dict(catalog)
+    table = load_catalog(properties.pop("name"), **properties).load_table("db.t")
+    ids = pa.array(range(5000, 5010), pa.int64())
+    table.append(pa.table({"id": ids, "w": pa.array(range(10), pa.int32()), "s": ["y"] * 10}))
+    _, after = open_iceberg("db.t", catalog)  # a commit: a new metadata file and snapshot
+    assert len(iceberg_files(after, root).files) == len(first.files) + 1
+    assert planned == [source.snapshot_id, after.snapshot_id]
