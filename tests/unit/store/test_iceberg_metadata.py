@@ -146,7 +146,7 @@ def test_as_of_a_time_is_the_snapshot_current_then(tmp_path):
 
 
 def test_a_snapshot_is_planned_once_and_a_commit_is_seen(tmp_path, monkeypatch):
-    import skipindex.store.iceberg as iceberg
+    from skipindex.store import iceberg
 
     planned: list[int] = []
     plan = iceberg.snapshot_files
