@@ -176,8 +176,8 @@ def iceberg_files(source: IcebergSource, root: str) -> IcebergFiles:
     return _planned_files(source, root)
 
 
-# pyiceberg's scan planning reads every manifest (0.1 s on a test table, seconds
-# on a large one), and one read() asks for the same snapshot twice (prune, then
+# pyiceberg's scan planning reads every manifest (0.1 s on a test table, more
+# with more manifests), and one read() asks for the same snapshot twice (prune, then
 # the check for equality deletes), si.sql once per reference. A metadata file and
 # its snapshots never change (a commit writes a new metadata file: a new key), so
 # the answer is kept: the last few snapshots, their deleted rows read-only.
