@@ -117,7 +117,7 @@ def _planning_once(catalog: dict[str, str], runs: int = 5) -> Table:
     for query in QUERIES:
         every, once = [], []
         for _ in range(runs):
-            iceberg._planned_files.cache_clear()  # what keeping the answer saves
+            iceberg.planned_cache.clear()  # what keeping the answer saves
             every.append(_prune_seconds(query.sql, catalog))
             once.append(_prune_seconds(query.sql, catalog))
         best_every, best_once = min(every), min(once)

@@ -18,7 +18,6 @@ snapshot throughout, and Spark workers reopen exactly it.
 from __future__ import annotations
 
 import datetime
-import functools
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -29,6 +28,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from skipindex.errors import InvalidSpecError, NotATableError, UnsupportedTableError
+from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.iceberg_files import IcebergFiles, snapshot_files
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "is_iceberg_folder",
     "open_iceberg",
     "plain_path",
+    "planned_cache",
     "snapshot_as_of",
     "spelled_by_field_id",
 ]
@@ -173,18 +174,25 @@ def iceberg_files(source: IcebergSource, root: str) -> IcebergFiles:
     size identify them), and their deleted rows by the same paths."""
     if source.snapshot_id is None:
         return IcebergFiles([])
-    return _planned_files(source, root)
+    key = (source.metadata_location, str(source.snapshot_id), root)
+    cached = planned_cache.get(key)
+    if cached is None:
+        cached = _planned_files(source, source.snapshot_id, root)
+        planned_cache.put(key, cached)
+    return cached
 
 
 # pyiceberg's scan planning reads every manifest (0.1 s on a test table, more
 # with more manifests), and one read() asks for the same snapshot twice (prune, then
 # the check for equality deletes), si.sql once per reference. A metadata file and
 # its snapshots never change (a commit writes a new metadata file: a new key), so
-# the answer is kept: the last few snapshots, their deleted rows read-only.
-@functools.lru_cache(maxsize=8)
-def _planned_files(source: IcebergSource, root: str) -> IcebergFiles:
-    assert source.snapshot_id is not None
-    found = snapshot_files(source.loaded(), source.snapshot_id, source.name)
+# the answer is kept, its deleted rows read-only, within a sixteenth of the caches'
+# budget (SKIPINDEX_CACHE_BYTES; 0 keeps none).
+planned_cache: ColumnCache[IcebergFiles] = ColumnCache(LIMIT // 16)
+
+
+def _planned_files(source: IcebergSource, snapshot_id: int, root: str) -> IcebergFiles:
+    found = snapshot_files(source.loaded(), snapshot_id, source.name)
     prefix = plain_path(root).rstrip("/") + "/"
     relative = {}
     for path, _ in found.files:

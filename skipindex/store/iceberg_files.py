@@ -36,6 +36,16 @@ class IcebergFiles:
     delete_files: int = 0
     equality_deletes: int = 0
 
+    @property
+    def nbytes(self) -> int:
+        """About what it holds in memory (what a byte-bounded cache counts): each
+        path and its tuple, and the deleted positions."""
+        paths = sum(len(path) + _PER_FILE for path, _ in self.files)
+        return paths + sum(rows.nbytes + len(path) for path, rows in self.deleted.items())
+
+
+_PER_FILE = 100  # a (path, size) tuple, its str and int objects, the list's slot
+
 
 def snapshot_files(table: Any, snapshot_id: int, name: str) -> IcebergFiles:
     """The data files of ``snapshot_id`` and what deletes them."""

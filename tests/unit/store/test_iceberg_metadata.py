@@ -171,3 +171,9 @@ def test_a_snapshot_is_planned_once_and_a_commit_is_seen(tmp_path, monkeypatch):
     _, after = open_iceberg("db.t", catalog)  # a commit: a new metadata file and snapshot
     assert len(iceberg_files(after, root).files) == len(first.files) + 1
     assert planned == [source.snapshot_id, after.snapshot_id]
+    # SKIPINDEX_CACHE_BYTES=0: nothing kept, each call plans again
+    from skipindex.store.cache import ColumnCache
+
+    monkeypatch.setattr(iceberg, "planned_cache", ColumnCache(0))
+    assert iceberg_files(after, root) == iceberg_files(after, root)
+    assert planned == [source.snapshot_id, after.snapshot_id, after.snapshot_id, after.snapshot_id]
