@@ -197,16 +197,13 @@ def _sorted(table: pa.Table) -> list[tuple[Any, ...]]:
 
 
 _OP = st.sampled_from(["=", "<", ">="])
-# Each condition in Spark SQL and in pyiceberg's filter syntax.
 _LEAVES = st.one_of(
-    st.builds(lambda op, k: (f"w {op} {k}", f"w {op} {k}"), _OP,
+    st.builds(lambda op, k: f"w {op} {k}", _OP,
               st.sampled_from([0, 5, 999, 3999, 9000, 3_000_000_500, -1])),
-    st.builds(lambda op, k: (f"id {op} {k}", f"id {op} {k}"), _OP, st.integers(0, 7000)),
-    st.builds(lambda v: (f"s = '{v}'", f"s == '{v}'"), st.sampled_from(["s1é", "s3é", "x", ""])),
-    st.builds(lambda d: (f"d < DATE '{d}'", f"d < '{d}'"),
-              st.dates(date(2019, 12, 1), date(2023, 3, 1))),
-    st.builds(lambda t: (f"ts >= TIMESTAMP '{t.isoformat(sep=' ')}'",
-                         f"ts >= '{t.isoformat()}+00:00'"),
+    st.builds(lambda op, k: f"id {op} {k}", _OP, st.integers(0, 7000)),
+    st.builds(lambda v: f"s = '{v}'", st.sampled_from(["s1é", "s3é", "x", ""])),
+    st.builds(lambda d: f"d < DATE '{d}'", st.dates(date(2019, 12, 1), date(2023, 3, 1))),
+    st.builds(lambda t: f"ts >= TIMESTAMP '{t.isoformat(sep=' ')}'",
               st.datetimes(datetime(1970, 1, 1), datetime(1970, 7, 1))),
 )  # fmt: skip
 
@@ -214,13 +211,30 @@ _LEAVES = st.one_of(
 @settings(max_examples=examples(40))
 @given(st.lists(_LEAVES, min_size=1, max_size=5))
 def test_generated_predicates_never_drop_a_live_match_and_read_is_the_scan(spark, indexed, leaves):
-    where = " AND ".join(sql for sql, _ in leaves)
+    where = " AND ".join(leaves)
     matching = _matching_files(spark, indexed, where)
     kept = {Path(f).name for f in si.prune("db.t", where, catalog=indexed["catalog"]).files}
     assert matching <= kept, f"{where}: dropped {sorted(matching - kept)}"
     got = si.read(spark, "db.t", where, catalog=indexed["catalog"]).toArrow()
-    scan = indexed["table"].scan(row_filter=" and ".join(f for _, f in leaves)).to_arrow()
-    assert _sorted(got) == _sorted(scan), where
+    assert _sorted(got) == _sorted(_scan_where(indexed, where)), where
+
+
+_SCAN: dict[int, pa.Table] = {}
+
+
+def _scan_where(evolved: dict[str, Any], where: str) -> pa.Table:
+    """pyiceberg's scan of the current snapshot (its deletes applied by pyiceberg),
+    made once per snapshot, filtered by DuckDB: a filtered pyiceberg scan per example
+    cost 0.6 s of the generated test's 1.5 s. DuckDB means what Spark means by the
+    generated comparisons (see :func:`_matching_files`); pyiceberg's own filtering
+    is checked row for row by :func:`test_read_is_pyicebergs_scan_row_for_row`."""
+    snapshot = evolved["table"].current_snapshot().snapshot_id
+    if snapshot not in _SCAN:
+        _SCAN[snapshot] = evolved["table"].scan().to_arrow()
+    con = duckdb_oracle()
+    con.register("scan", _SCAN[snapshot])
+    result: pa.Table = con.sql(f"SELECT * FROM scan WHERE {where}").to_arrow_table()
+    return result
 
 
 def test_a_snapshot_of_the_past_and_an_expired_one(spark, indexed):
