@@ -1,22 +1,26 @@
-"""``skipindex.sql`` against ``spark.sql``: generated queries over small indexed
-tables (NULLs, duplicates, skew; several files each, so that some are skipped)
-return exactly Spark's rows, as multisets, with exactly Spark's schema, in three
-session time zones (UTC, Los Angeles with its daylight-saving gap and overlap,
-Kathmandu at +05:45).
+"""``skipindex.sql`` against ``spark.sql``: generated queries over small indexed tables
+(NULLs, duplicates, skew; several files each, so that some are skipped) return
+exactly Spark's rows, as multisets, with exactly Spark's schema, in three session
+time zones (UTC, Los Angeles with its daylight-saving gap and overlap, Kathmandu at
++05:45).
 
-CI (``HYPOTHESIS_PROFILE=ci``) runs 240 distinct queries in each zone; a
-developer's run 60. The queries come from tests/_sql_queries.py, in groups that
-workers share. A query whose text no zone changes (no timestamp column, literal
-or function, no ``*``) is read in UTC, and in another zone only where that zone's
-plan reads other files, row groups or rows than UTC's: the same reads under
-such a text are the same rows. A plan that skips no file reads every table
-whole: its schema is compared, and its rows are spark.sql's own (a table read
-whole with the schema si.sql holds is proven to be its view row for row in
+CI (``HYPOTHESIS_PROFILE=ci``) runs 240 distinct queries in each zone; a developer's
+run 60. The queries come from tests/_sql_queries.py, seeded (the same every run), in
+groups that workers share; ``SQL_DIFFERENTIAL_SEED=<n>`` draws others, and a soak
+(``HYPOTHESIS_PROFILE=soak``) ten times CI's under a seed of its own, named in every
+failure. A query whose text no zone changes (no timestamp column, literal or
+function, no ``*``) is read in UTC, and in another zone only where that zone's plan
+reads other files, row groups or rows than UTC's: the same reads under such a text
+are the same rows. A plan that skips no file reads every table whole: its schema is
+compared, and its rows are spark.sql's own (a table read whole with the schema
+si.sql holds is proven to be its view row for row in
 tests/spark/test_sql_whole_reads.py).
 """
 
 from __future__ import annotations
 
+import os
+import random
 import re
 from collections import Counter
 from pathlib import Path
@@ -28,12 +32,28 @@ import skipindex as si
 from skipindex.cli import parse_index_option
 from skipindex.indexing.build import InProcessRunner, build_with
 from tests._sql_queries import INDEXES, queries, write_tables
-from tests._support import exact_rows, full_run, what_is_read
+from tests._support import SOAK_FACTOR, exact_rows, full_run, what_is_read
 
 pytestmark = pytest.mark.spark
 
 ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu"]
-COUNT = 240 if full_run() else 60
+SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
+COUNT = 240 * (SOAK_FACTOR if SOAK else 1) if full_run() else 60
+
+
+def _seed() -> int:
+    """CI's queries are always the same; a soak hunts new ones, under one seed for
+    every worker of the run (drawn from xdist's run id), which repeats it."""
+    given = os.environ.get("SQL_DIFFERENTIAL_SEED")
+    if given:
+        return int(given)
+    if not SOAK:
+        return 20240
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return random.Random(run).randrange(10**6) if run else random.randrange(10**6)
+
+
+SEED = _seed()
 GROUPS = 4
 # What can make a query's rows depend on the session's zone (conservatively: a star
 # may bring in the timestamp column, an interval or date_trunc make timestamps).
@@ -78,7 +98,7 @@ def every_skip_read(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_sql_returns_sparks_rows(
     spark: Any, tables: dict[str, Path], group: int, every_skip_read: None
 ) -> None:
-    chosen = queries(COUNT, _spellings(tables))[group::GROUPS]
+    chosen = queries(COUNT, _spellings(tables), SEED)[group::GROUPS]
     in_utc: dict[str, list[Any]] = {}
     seen: Counter[str] = Counter()
     for zone in ZONES:
@@ -92,7 +112,7 @@ def test_sql_returns_sparks_rows(
                     continue
                 in_utc.setdefault(query, reads)
                 expected = spark.sql(query)
-                assert plan.frame.schema == expected.schema, f"{query}\n{plan.explain()}"
+                assert plan.frame.schema == expected.schema, f"{query} (seed {SEED})"
                 if zone == ZONES[0]:
                     _count(seen, plan)
                 if not any(r.replaced for r in plan.references):
@@ -102,7 +122,7 @@ def test_sql_returns_sparks_rows(
                     seen["read whole"] += 1
                     continue
                 assert exact_rows(plan.frame) == exact_rows(expected), (
-                    f"{query} ({zone})\n{plan.explain()}"
+                    f"{query} ({zone}, seed {SEED})\n{plan.explain()}"
                 )
         finally:
             spark.conf.set("spark.sql.session.timeZone", "UTC")
