@@ -28,10 +28,15 @@ def full_run() -> bool:
     return os.environ.get("HYPOTHESIS_PROFILE") in ("ci", "soak")
 
 
+def soak_run() -> bool:
+    """A run hunting wrong answers (``HYPOTHESIS_PROFILE=soak``): ten times CI's."""
+    return os.environ.get("HYPOTHESIS_PROFILE") == "soak"
+
+
 def examples(count: int) -> int:
     """Hypothesis examples for a property test: all in CI, ten times as many in a
     soak run, a twentieth (at least 8) else."""
-    if os.environ.get("HYPOTHESIS_PROFILE") == "soak":
+    if soak_run():
         return count * SOAK_FACTOR
     return count if full_run() else max(8, count // 20)
 

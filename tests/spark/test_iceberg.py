@@ -5,6 +5,7 @@ deletes, a partition-spec change and an expired snapshot."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -129,38 +130,45 @@ def _truth(spark: Any, evolved: dict[str, Any], wheres: list[str]) -> list[set[s
     return [{Path(r["f"]).name for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
 
 
-_LIVE: dict[int, Any] = {}
+_PER_SNAPSHOT: dict[tuple[str, int], Any] = {}
+
+
+def _once_per_snapshot(evolved: dict[str, Any], what: str, make: Callable[[], Any]) -> Any:
+    """``make()`` for the table's current snapshot, made once (the generated test
+    asks for the same snapshot's rows 40 times)."""
+    key = (what, evolved["table"].current_snapshot().snapshot_id)
+    if key not in _PER_SNAPSHOT:
+        _PER_SNAPSHOT[key] = make()
+    return _PER_SNAPSHOT[key]
 
 
 def _live_rows(spark: Any, evolved: dict[str, Any]) -> Any:
     """The current snapshot's live rows with their file (``f``), read once per
-    snapshot and cached in Spark: the generated test asks for them 40 times."""
+    snapshot and cached in Spark."""
     from pyspark.sql import functions as F  # noqa: N812
 
-    snapshot = evolved["table"].current_snapshot().snapshot_id
-    if snapshot not in _LIVE:
+    def make() -> Any:
         frame = si.read(spark, "db.t", "TRUE", catalog=evolved["catalog"])
-        _LIVE[snapshot] = frame.select("*", F.input_file_name().alias("f")).cache()
-    return _LIVE[snapshot]
+        return frame.select("*", F.input_file_name().alias("f")).cache()
+
+    return _once_per_snapshot(evolved, "spark", make)
 
 
-_LIVE_ARROW: dict[int, pa.Table] = {}
+def _where(rows: pa.Table, where: str) -> pa.Table:
+    """``rows`` filtered by DuckDB (in UTC, as the session: the generated
+    comparisons of longs, strings, dates and UTC timestamps with literals mean the
+    same in both)."""
+    con = duckdb_oracle()
+    con.register("t", rows)
+    found: pa.Table = con.sql(f"SELECT * FROM t WHERE {where}").to_arrow_table()
+    return found
 
 
 def _matching_files(spark: Any, evolved: dict[str, Any], where: str) -> set[str]:
     """:func:`_truth` of one generated predicate without a Spark job per example:
-    Spark's live rows, collected once, filtered by DuckDB (in UTC, as the session;
-    the generated comparisons of longs, strings, dates and UTC timestamps with
-    literals mean the same in both)."""
-    snapshot = evolved["table"].current_snapshot().snapshot_id
-    if snapshot not in _LIVE_ARROW:
-        _LIVE_ARROW[snapshot] = _live_rows(spark, evolved).toArrow()
-    con = duckdb_oracle()
-    con.register("live", _LIVE_ARROW[snapshot])
-    return {
-        Path(f).name
-        for (f,) in con.execute(f"SELECT DISTINCT f FROM live WHERE {where}").fetchall()
-    }
+    Spark's live rows, collected once per snapshot, filtered by DuckDB."""
+    live = _once_per_snapshot(evolved, "arrow", lambda: _live_rows(spark, evolved).toArrow())
+    return {Path(f).name for f in _where(live, where).column("f").to_pylist()}
 
 
 def test_the_issues_table_keeps_every_file_with_a_live_match(spark, indexed):
@@ -219,22 +227,13 @@ def test_generated_predicates_never_drop_a_live_match_and_read_is_the_scan(spark
     assert _sorted(got) == _sorted(_scan_where(indexed, where)), where
 
 
-_SCAN: dict[int, pa.Table] = {}
-
-
 def _scan_where(evolved: dict[str, Any], where: str) -> pa.Table:
     """pyiceberg's scan of the current snapshot (its deletes applied by pyiceberg),
     made once per snapshot, filtered by DuckDB: a filtered pyiceberg scan per example
-    cost 0.6 s of the generated test's 1.5 s. DuckDB means what Spark means by the
-    generated comparisons (see :func:`_matching_files`); pyiceberg's own filtering
-    is checked row for row by :func:`test_read_is_pyicebergs_scan_row_for_row`."""
-    snapshot = evolved["table"].current_snapshot().snapshot_id
-    if snapshot not in _SCAN:
-        _SCAN[snapshot] = evolved["table"].scan().to_arrow()
-    con = duckdb_oracle()
-    con.register("scan", _SCAN[snapshot])
-    result: pa.Table = con.sql(f"SELECT * FROM scan WHERE {where}").to_arrow_table()
-    return result
+    cost 0.6 s of the generated test's 1.5 s. pyiceberg's own filtering is checked
+    row for row by :func:`test_read_is_pyicebergs_scan_row_for_row`."""
+    scan = _once_per_snapshot(evolved, "pyiceberg", lambda: evolved["table"].scan().to_arrow())
+    return _where(scan, where)
 
 
 def test_a_snapshot_of_the_past_and_an_expired_one(spark, indexed):

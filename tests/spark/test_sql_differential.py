@@ -32,13 +32,12 @@ import skipindex as si
 from skipindex.cli import parse_index_option
 from skipindex.indexing.build import InProcessRunner, build_with
 from tests._sql_queries import INDEXES, queries, write_tables
-from tests._support import SOAK_FACTOR, exact_rows, full_run, what_is_read
+from tests._support import SOAK_FACTOR, exact_rows, full_run, soak_run, what_is_read
 
 pytestmark = pytest.mark.spark
 
 ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu"]
-SOAK = os.environ.get("HYPOTHESIS_PROFILE") == "soak"
-COUNT = 240 * (SOAK_FACTOR if SOAK else 1) if full_run() else 60
+COUNT = 240 * (SOAK_FACTOR if soak_run() else 1) if full_run() else 60
 
 
 def _seed() -> int:
@@ -47,7 +46,7 @@ def _seed() -> int:
     given = os.environ.get("SQL_DIFFERENTIAL_SEED")
     if given:
         return int(given)
-    if not SOAK:
+    if not soak_run():
         return 20240
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
     return random.Random(run).randrange(10**6) if run else random.randrange(10**6)
@@ -112,7 +111,9 @@ def test_sql_returns_sparks_rows(
                     continue
                 in_utc.setdefault(query, reads)
                 expected = spark.sql(query)
-                assert plan.frame.schema == expected.schema, f"{query} (seed {SEED})"
+                assert plan.frame.schema == expected.schema, (
+                    f"{query} (seed {SEED})\n{plan.explain()}"
+                )
                 if zone == ZONES[0]:
                     _count(seen, plan)
                 if not any(r.replaced for r in plan.references):
