@@ -21,6 +21,8 @@ partition column, and only where every kept file is indexed as it is now.
 from __future__ import annotations
 
 import datetime
+import threading
+from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -31,13 +33,21 @@ from skipindex.errors import SkipIndexError
 from skipindex.pruning.result import PruneResult
 from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store.delta import delta_id_schema
-from skipindex.store.manifest import load_latest
+from skipindex.store.manifest import Manifest, load_latest
 from skipindex.store.segments import read_segments
 
-__all__ = ["kept_file_ranges"]
+__all__ = ["indexed_ranges", "kept_file_ranges", "keys_within"]
 
 _RANGED = frozenset({"tinyint", "smallint", "int", "bigint", "date"})
 _EPOCH = datetime.date(1970, 1, 1)
+# (table, its segments, min-max field) -> the joined ranges of every indexed file:
+# segment files are written once under unique names, and si.sql asks for each
+# key list it writes.
+_INDEXED: OrderedDict[tuple[str, tuple[str, ...], str], list[tuple[int, int]] | None] = (
+    OrderedDict()
+)
+_KEPT = 256
+_lock = threading.Lock()
 
 
 def kept_file_ranges(
@@ -46,12 +56,66 @@ def kept_file_ranges(
     """``(min, max)`` of ``column`` in each file ``result`` kept of ``source``
     that holds a non-NULL value there, sorted and with overlaps joined (None:
     some kept file's bounds are not known)."""
+    if result is None or any(same_name(p.name, column, case_sensitive) for p in result.partitions):
+        return None  # a partition column (found now) hides a data column of its name
+    found = _minmax_field(source, column, case_sensitive)
+    if found is None:
+        return None
+    manifest, field, typed = found
+    location = source.location
+    if not result.files:
+        return []
+    try:
+        segments = read_segments(location, manifest, [field])
+        paths = [location.relative(f) for f in result.files]
+        infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
+    except (SkipIndexError, OSError):
+        return None
+    return _typed(_spans(segments, field, paths, infos), typed)
+
+
+def indexed_ranges(
+    source: Source, column: str, case_sensitive: bool
+) -> list[tuple[Any, Any]] | None:
+    """``(min, max)`` of ``column`` in every file the index holds, sorted and with
+    overlaps joined (None: some indexed file's bounds are not known).
+
+    A key outside these ranges is in no indexed file as it was indexed; a file
+    changed or added since is not indexed as it is now, and every prune keeps
+    such a file whatever its condition. So dropping those keys from a list
+    keeps the same files (q03: 200 Novembers of date_dim, 5 of them within the
+    sales' dates)."""
+    found = _minmax_field(source, column, case_sensitive)
+    if found is None:
+        return None
+    manifest, field, typed = found
+    key = (str(source.location.user_root), tuple(s.path for s in manifest.segments), field)
+    with _lock:
+        if key in _INDEXED:
+            _INDEXED.move_to_end(key)
+            return _typed(_INDEXED[key], typed)
+    try:
+        segments = read_segments(source.location, manifest, [field])
+    except (SkipIndexError, OSError):
+        return None
+    spans = _all_spans(segments, field)
+    with _lock:
+        _INDEXED[key] = spans
+        while len(_INDEXED) > _KEPT:
+            _INDEXED.popitem(last=False)
+    return _typed(spans, typed)
+
+
+def _minmax_field(
+    source: Source, column: str, case_sensitive: bool
+) -> tuple[Manifest, str, str] | None:
+    """The manifest, min-max field and Spark type of ``column`` where a min-max
+    index holds it by name (not a partition column, not Iceberg's field ids nor a
+    Delta table's mapped columns) and it is an integer or date column."""
 
     def named(name: str) -> bool:
         return same_name(name, column, case_sensitive)
 
-    if result is None or any(named(p.name) for p in result.partitions):
-        return None  # a partition column (found now) hides a data column of its name
     typed = spark_type(source.schema, column, case_sensitive)
     location = source.location
     if typed not in _RANGED or location.iceberg is not None:
@@ -70,17 +134,26 @@ def kept_file_ranges(
             and delta_id_schema(location.uri, location.user_root, dict(location.options))
         ):
             return None
-        if not result.files:
-            return []
-        segments = read_segments(location, manifest, fields)
-        paths = [location.relative(f) for f in result.files]
-        infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
     except (SkipIndexError, OSError):
         return None
-    spans = _spans(segments, fields[0], paths, infos)
+    return manifest, fields[0], typed
+
+
+def _typed(spans: list[tuple[int, int]] | None, typed: str) -> list[tuple[Any, Any]] | None:
+    """``spans`` as Spark's values: days since the epoch as dates for a date column."""
     if spans is None or typed != "date":
         return spans
     return [(_EPOCH + datetime.timedelta(lo), _EPOCH + datetime.timedelta(hi)) for lo, hi in spans]
+
+
+def _all_spans(segments: pa.Table, field: str) -> list[tuple[int, int]] | None:
+    """The joined (min, max) of every file of ``segments`` holding a non-NULL value."""
+    payloads = segments.column(field).combine_chunks()
+    if payloads.null_count:
+        return None  # a file without this index (a failed build's): its bounds unknown
+    counted = segments.column("num_rows").to_numpy()
+    nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
+    return _bounds(payloads, counted != nulls)
 
 
 def _spans(
@@ -101,16 +174,17 @@ def _spans(
         return None
     counted = segments.column("num_rows").take(rows).to_numpy()
     nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
-    lows = payloads.field("min").to_pylist()
-    highs = payloads.field("max").to_pylist()
-    spans = []
-    for low, high, rows_in, nulls_in in zip(lows, highs, counted, nulls, strict=True):
-        if rows_in == nulls_in:
-            continue  # only NULLs: no key
-        if low is None or high is None:
-            return None
-        spans.append((low, high))
-    return _joined(spans)
+    return _bounds(payloads, counted != nulls)
+
+
+def _bounds(payloads: pa.StructArray, holding: np.ndarray) -> list[tuple[int, int]] | None:
+    """The joined (min, max) of the min-max ``payloads`` where ``holding`` (a file
+    with a non-NULL value: one of only NULLs holds no key)."""
+    mask = pa.array(holding, pa.bool_())
+    lows, highs = payloads.field("min").filter(mask), payloads.field("max").filter(mask)
+    if lows.null_count or highs.null_count:
+        return None
+    return _joined(list(zip(lows.to_pylist(), highs.to_pylist(), strict=True)))
 
 
 def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -122,3 +196,27 @@ def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             out.append((low, high))
     return out
+
+
+def keys_within(values: list[Any], ranges: list[tuple[Any, Any]]) -> list[Any]:
+    """Those of ``values`` (keys: ints, or dates) that fall in one of ``ranges``
+    (sorted and disjoint, as :func:`indexed_ranges` gives them); ``values`` as
+    they are where they are of neither kind."""
+    dtype: np.dtype[Any]
+    if all(type(v) is int for v in values):
+        dtype = np.dtype(np.int64)
+    elif all(type(v) is datetime.date for v in values):
+        dtype = np.dtype("datetime64[D]")
+    else:
+        return values
+    if not ranges:
+        return []
+    try:
+        keys = np.array(values, dtype=dtype)
+        lows = np.array([low for low, _ in ranges], dtype=dtype)
+        highs = np.array([high for _, high in ranges], dtype=dtype)
+    except OverflowError:  # an int past 64 bits: kept
+        return values
+    at = np.searchsorted(lows, keys, side="right") - 1
+    inside = (at >= 0) & (keys <= highs[np.maximum(at, 0)])
+    return [v for v, keep in zip(values, inside.tolist(), strict=True) if keep]

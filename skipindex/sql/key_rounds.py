@@ -295,7 +295,11 @@ class KeyRounds:
         fact, dims = self.run.by_number[number], [self.run.by_number[j.dim] for j, _, _ in lists]
         sides = [(d.written, self.run.sources.get(d.key)) for d in dims]
         found = key_conditions(
-            fact.alias or fact.written, lists, self.run.sources.get(fact.key), sides
+            fact.alias or fact.written,
+            lists,
+            self.run.sources.get(fact.key),
+            sides,
+            self.run.view.case_sensitive,
         )
         self.run.conditions.setdefault(number, []).extend(found)
 

@@ -37,6 +37,7 @@ from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import BITMAP_KEYS, RANGES_ONLY, Spans, key_condition, spans_condition
+from skipindex.sql.file_ranges import indexed_ranges, keys_within
 from skipindex.sql.local_keys import ROW_LEVEL
 from skipindex.store.manifest import load_latest
 
@@ -130,7 +131,8 @@ class KeyForm:
     its long runs ``collapse``d to a covering range; ``ranges`` where an index
     on the column answers them; ``one_list`` to keep the keys one IN leaf;
     ``expected``: the matching rows a file the choice rests on (None: not
-    estimated)."""
+    estimated); ``runs_list``, where bit-sliced bitmaps answer a list not
+    listed, to make its many runs one IN leaf."""
 
     listed: bool
     collapse: bool
@@ -138,6 +140,7 @@ class KeyForm:
     one_list: bool
     expected: float | None = None
     max_ranges: int | None = None  # a column only min-max answers: see key_condition
+    runs_list: bool = False
 
 
 def key_form(
@@ -175,6 +178,7 @@ def key_form(
         listed and "bitsliced_bitmap" in kinds,
         expected,
         MINMAX_RANGES if kinds <= RANGES_ONLY else None,
+        not listed and "bitsliced_bitmap" in kinds,
     )
 
 
@@ -183,14 +187,19 @@ def key_conditions(
     lists: Sequence[tuple[EquiJoin, list[Any] | Spans, set[str]]],
     fact: Source | None,
     sides: Sequence[tuple[str, Source | None]],
+    case_sensitive: bool = False,
 ) -> list[Condition]:
     """A condition on reference ``alias`` (of table ``fact``) for each key list (its
     join, keys, or ranges holding them, and the index kinds on the pruned column),
     in the form :func:`key_form` gives it; ``sides``: each join's other side as the
     query writes it, and its table (the share of its rows the keys hold: keys / its
-    rows, the key being its own)."""
+    rows, the key being its own). Keys outside every indexed file's min-max are
+    left out: no indexed file holds them (see
+    :func:`~skipindex.sql.file_ranges.indexed_ranges`)."""
     counted = indexed_rows(fact)
     rows_per_file = counted[0] / counted[1] if counted else None
+    given = [len(values) if isinstance(values, list) else 0 for _, values, _ in lists]
+    lists = [(j, _within(values, fact, j.fact_column, case_sensitive), k) for j, values, k in lists]
     described = []
     for (_, values, kinds), (_, side) in zip(lists, sides, strict=True):
         if not isinstance(values, list):  # ranges: not counted, not estimated
@@ -213,11 +222,25 @@ def key_conditions(
         form = key_form(kinds, described, at, rows_per_file, counted and counted[0], tried)
         node = key_condition(
             alias, join.fact_column, values, form.collapse, form.ranges, form.one_list,
-            form.max_ranges,
+            form.max_ranges, form.runs_list,
         )  # fmt: skip
-        note = f"{len(values):,} keys of {name} through {join.text}"
+        note = f"{given[at]:,} keys of {name} through {join.text}"
+        if len(values) < given[at]:
+            note += f" ({len(values):,} within the min-max of its indexed files)"
         if not form.listed:
             expected = form.expected or 0.0  # an estimate decided it
             note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
         out.append(Condition(node, "dynamic", note))
     return out
+
+
+def _within(
+    values: list[Any] | Spans, fact: Source | None, column: str, case_sensitive: bool
+) -> list[Any] | Spans:
+    """``values``, a key list, without the keys no indexed file of ``fact``'s holds
+    on ``column`` (q03: 6,000 November dates of date_dim, 150 of them within the
+    five years of store_sales)."""
+    if not isinstance(values, list) or fact is None or not values:
+        return values
+    ranges = indexed_ranges(fact, column, case_sensitive)
+    return values if ranges is None else keys_within(values, ranges)

@@ -137,3 +137,49 @@ def test_ranges_only_from_files_indexed_as_they_are(spark, shop, tmp_path):
     stat = touched.stat()
     os.utime(touched, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
     assert kept_file_ranges(source, result, "order_no", False) is None
+
+
+def test_keys_no_indexed_file_holds_are_left_out_and_an_added_file_keeps_its_rows(
+    spark, shop, tmp_path
+):
+    sales = tmp_path / "sales"
+    shutil.copytree(shop["sales"], sales, copy_function=shutil.copy2)  # indexed as they are
+    days = tmp_path / "days"
+    days.mkdir()
+    d = np.arange(2000, dtype=np.int32)  # the sales hold days 0..79
+    chosen = ((d >= 3) & (d <= 5)) | ((d >= 40) & (d <= 42)) | ((d >= 1000) & (d <= 1099))
+    pq.write_table(pa.table({"d": d, "kind": chosen.astype(np.int32)}), days / "part-0.parquet")
+    si.build_index(str(days), [si.BitSlicedBitmap("kind")], spark=spark)
+    # A file written after the build, and one rewritten since, each holding a day
+    # no file held when indexed: neither is indexed as it is, so both are kept
+    # whatever the keys say.
+    schema = pq.read_schema(sales / "part-0.parquet")
+    late = pa.table(
+        {"day": pa.array([1050, 7], pa.int32()), "order_no": [5000, 5001], "amount": [1, 2]}
+    )
+    pq.write_table(late.cast(schema), sales / "part-late.parquet")
+    rewritten = pq.read_table(sales / "part-1.parquet").to_pandas()
+    rewritten.loc[::7, "day"] = 1060
+    pq.write_table(
+        pa.Table.from_pandas(rewritten, schema, preserve_index=False), sales / "part-1.parquet"
+    )
+    si.register(spark, "sales_late", str(sales))
+    si.register(spark, "days", str(days))
+    query = (
+        "SELECT count(*) AS n, sum(s.amount) AS total FROM sales_late s JOIN days "
+        "ON s.day = days.d WHERE days.kind = 1"
+    )
+    plan = si.sql_plan(spark, query)
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    rows = pq.read_table(sales).to_pandas()
+    matched = rows[rows.day.isin(d[chosen])]
+    assert plan.frame.collect()[0]["n"] == len(matched)  # days 1,050 and 1,060 among them
+    (reference,) = [r for r in plan.references if r.written == "sales_late"]
+    (condition,) = [c for c in reference.conditions if c.origin == "dynamic"]
+    assert "106 keys of days" in condition.note, plan.explain()
+    assert "(6 within the min-max of its indexed files)" in condition.note, plan.explain()
+    assert reference.files is not None
+    assert {str(sales / "part-late.parquet"), str(sales / "part-1.parquet")} <= set(
+        reference.files
+    ), plan.explain()
+    assert reference.result is not None and reference.result.kept == 4, plan.explain()

@@ -7,6 +7,8 @@ import datetime
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.conjuncts import render
@@ -19,6 +21,7 @@ from skipindex.sql.dynamic import (
     key_bound,
     spans_condition,
 )
+from skipindex.sql.file_ranges import keys_within
 from skipindex.sql.key_use import (
     TRIED_ROWS,
     USEFUL_MATCHES,
@@ -112,3 +115,41 @@ def test_a_self_joins_long_list_on_bit_sliced_bitmaps_is_tried_on_a_small_table(
     assert key_form(kinds, lists, 0, 18_000.0, 720_000, same_table=True).one_list
     assert not key_form(kinds, lists, 0, 18_000.0, TRIED_ROWS + 1, same_table=True).listed
     assert not key_form({"minmax", "range_bitmap"}, lists, 0, 18_000.0, 720_000, True).listed
+
+
+@given(
+    keys=st.lists(st.integers(-(2**64), 2**64) | st.integers(-60, 200), max_size=40),
+    start=st.integers(-60, 60),
+    steps=st.lists(st.tuples(st.integers(1, 30), st.integers(0, 20)), max_size=6),
+)
+def test_keys_within_the_indexed_ranges_are_those_a_range_holds(keys, start, steps):
+    ranges = []  # sorted and disjoint, as indexed_ranges gives them
+    for gap, width in steps:
+        low = start if not ranges else ranges[-1][1] + gap
+        ranges.append((low, low + width))
+    expected = [k for k in keys if any(low <= k <= high for low, high in ranges)]
+    if any(not -(2**63) <= k < 2**63 for k in keys):
+        expected = keys  # past 64 bits: not compared, kept
+    assert keys_within(keys, ranges) == expected
+
+
+def test_dates_within_the_indexed_ranges_and_other_keys_as_they_are():
+    day = datetime.date(2001, 3, 1)
+    ranges = [(day, day + datetime.timedelta(days=9))]
+    days = [
+        day - datetime.timedelta(days=1),
+        day,
+        day + datetime.timedelta(days=9),
+        datetime.date(2030, 1, 1),
+    ]
+    assert keys_within(days, ranges) == days[1:3]
+    assert keys_within(["a", "b"], [(1, 2)]) == ["a", "b"]  # strings: not bounded here
+    assert keys_within([1, 2], []) == []  # no indexed file holds a value
+
+
+def test_a_list_not_tried_key_by_key_on_bit_sliced_bitmaps_lists_its_runs():
+    lists = [KeyList(5000, 0.5, True)]
+    assert key_form({"bitsliced_bitmap", "minmax"}, lists, 0, 60_000.0).runs_list
+    assert not key_form({"range_bitmap"}, lists, 0, 60_000.0).runs_list
+    short = [KeyList(10, 0.0001, True)]  # listed: one list already (one_list)
+    assert not key_form({"bitsliced_bitmap"}, short, 0, 60_000.0).runs_list

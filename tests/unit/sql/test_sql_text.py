@@ -118,3 +118,17 @@ def test_runs_inside_a_covering_range_are_left_out_and_one_list_stays_one_leaf()
     days = [datetime.date(1994, 1, 1) + datetime.timedelta(days=d) for d in range(31)]
     one_run = render(key_condition("f", "d", days, rows_by_key=False, one_list=True))
     assert one_run.startswith("`d` BETWEEN")
+
+
+def test_many_runs_on_bit_sliced_bitmaps_are_one_list_and_a_few_stay_ranges():
+    # q34: the first three and the 25th-28th days of 36 months, 72 runs
+    runs = [range(m * 30 + 1, m * 30 + 4) for m in range(36)]
+    runs += [range(m * 30 + 25, m * 30 + 29) for m in range(36)]
+    keys = sorted(k for run in runs for k in run)
+    listed = render(key_condition("f", "k", keys, rows_by_key=True, runs_list=True))
+    assert listed.startswith("`k` IN (1, 2, 3, 25, 26")
+    assert "BETWEEN" not in listed
+    assert render(key_condition("f", "k", keys, rows_by_key=True)).count("BETWEEN") == 72
+    two = [*range(10, 20), *range(40, 50)]  # two years, say: two ranges, each one pass
+    text = render(key_condition("f", "k", two, rows_by_key=True, runs_list=True))
+    assert text == "`k` BETWEEN 10 AND 19 OR `k` BETWEEN 40 AND 49"
