@@ -182,4 +182,5 @@ def test_keys_no_indexed_file_holds_are_left_out_and_an_added_file_keeps_its_row
     assert {str(sales / "part-late.parquet"), str(sales / "part-1.parquet")} <= set(
         reference.files
     ), plan.explain()
-    assert reference.result is not None and reference.result.kept == 4, plan.explain()
+    assert reference.result is not None
+    assert reference.result.kept == 4, plan.explain()

@@ -132,3 +132,10 @@ def test_many_runs_on_bit_sliced_bitmaps_are_one_list_and_a_few_stay_ranges():
     two = [*range(10, 20), *range(40, 50)]  # two years, say: two ranges, each one pass
     text = render(key_condition("f", "k", two, rows_by_key=True, runs_list=True))
     assert text == "`k` BETWEEN 10 AND 19 OR `k` BETWEEN 40 AND 49"
+
+
+def test_scattered_keys_whose_covering_range_holds_their_runs_stay_that_range():
+    # q69: 9,807 scattered customers, some of them consecutive
+    keys = sorted({k * 7 // 3 for k in range(3000)})
+    text = render(key_condition("f", "k", keys, rows_by_key=True, runs_list=True))
+    assert text == f"`k` BETWEEN 0 AND {keys[-1]}"
