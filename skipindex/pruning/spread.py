@@ -23,7 +23,11 @@ from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, load_latest
 from skipindex.store.segments import read_segments
 
-__all__ = ["column_spread"]
+__all__ = ["UNCLUSTERED", "clustered_by", "column_spread"]
+
+# A column whose median file spans more than this share of its range is not one
+# the table is clustered by: keys on it skip no file by min-max alone.
+UNCLUSTERED = 0.5
 
 
 # (table, its segments, min-max field) -> the spread: segment files are written once
@@ -59,6 +63,13 @@ def column_spread(location: TableLocation, column: str) -> float | None:
         while len(_SPREADS) > _KEPT:
             _SPREADS.popitem(last=False)
     return spread
+
+
+def clustered_by(location: TableLocation, column: str) -> bool | None:
+    """Whether the table's files are clustered by ``column``: its median file spans
+    at most :data:`UNCLUSTERED` of the column's range (None: not measured)."""
+    spread = column_spread(location, column)
+    return None if spread is None else spread <= UNCLUSTERED
 
 
 def _measured(location: TableLocation, manifest: Manifest, field: str) -> float | None:

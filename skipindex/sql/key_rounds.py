@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from skipindex.pruning.spread import column_spread
+from skipindex.pruning.spread import clustered_by
 from skipindex.sql import sizes, worth
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
@@ -227,8 +227,7 @@ class KeyRounds:
 
     def _clustered(self, reference: Reference, column: str) -> bool:
         """Whether ``reference``'s files are clustered by ``column`` (its min-max)."""
-        spread = column_spread(self.run.sources[reference.key].location, column)
-        return spread is not None and spread <= worth.UNCLUSTERED
+        return bool(clustered_by(self.run.sources[reference.key].location, column))
 
     def _values(
         self,

@@ -32,7 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sqlglot import exp
+
 from skipindex.errors import SkipIndexError
+from skipindex.pruning.spread import clustered_by
 from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
@@ -150,6 +153,7 @@ def key_form(
     rows_per_file: float | None,
     rows: int | None = None,
     same_table: bool = False,
+    clustered: bool | None = None,
 ) -> KeyForm:
     """The form of list ``at`` on a column with index ``kinds`` (of a table of
     ``rows``): listed unless it is long, the column answers it row by row and it
@@ -163,7 +167,11 @@ def key_form(
     order's lines, its returns) the keys sit in the files of their time, which
     the estimate, assuming keys spread over every file, cannot see (q94: 6,418
     web orders shipped in two months keep 7 of 40 web_sales files for its
-    EXISTS, not 40; q95: 13 of 40 web_returns files for its IN)."""
+    EXISTS, not 40; q95: 13 of 40 web_returns files for its IN). A list not
+    listed on a column the table is not ``clustered`` by is its one covering
+    range: its runs, like its scattered keys, fall in every file (q33: 15,801 of
+    18,000 items over date-ordered sales, once thousands of ranges or a 15,801-key
+    list). On a clustered column (a date) its runs stay: they skip files."""
     expected = None
     if rows_per_file is not None and lists[at].row_level and lists[at].keys > BITMAP_KEYS:
         expected = expected_matches(rows_per_file, lists, at)
@@ -171,14 +179,15 @@ def key_form(
     tried = same_table and "bitsliced_bitmap" in kinds and small
     listed = expected is None or expected < USEFUL_MATCHES or tried
     by_key = bool(kinds & {"range_bitmap", "equality_bitmap"}) and "bitsliced_bitmap" not in kinds
+    covering = not listed and clustered is False
     return KeyForm(
         listed,
         not listed or by_key,
         bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
         listed and "bitsliced_bitmap" in kinds,
         expected,
-        MINMAX_RANGES if kinds <= RANGES_ONLY else None,
-        not listed and "bitsliced_bitmap" in kinds,
+        1 if covering else MINMAX_RANGES if kinds <= RANGES_ONLY else None,
+        not listed and not covering and "bitsliced_bitmap" in kinds,
     )
 
 
@@ -219,7 +228,10 @@ def key_conditions(
             continue
         same = fact is not None and side is not None and side.path == fact.path
         tried = same or join.follows  # (see key_form)
-        form = key_form(kinds, described, at, rows_per_file, counted and counted[0], tried)
+        clustered = None if fact is None else clustered_by(fact.location, join.fact_column)
+        form = key_form(
+            kinds, described, at, rows_per_file, counted and counted[0], tried, clustered
+        )
         node = key_condition(
             alias, join.fact_column, values, form.collapse, form.ranges, form.one_list,
             form.max_ranges, form.runs_list,
@@ -229,7 +241,8 @@ def key_conditions(
             note += f" ({len(values):,} within the min-max of its indexed files)"
         if not form.listed:
             expected = form.expected or 0.0  # an estimate decided it
-            note += f" (as one range: about {expected:,.1f} matching rows a file expected)"
+            how = "its runs as one list" if isinstance(node, exp.In) else "as one range"
+            note += f" ({how}: about {expected:,.1f} matching rows a file expected)"
         out.append(Condition(node, "dynamic", note))
     return out
 

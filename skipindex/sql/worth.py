@@ -16,23 +16,18 @@ from collections.abc import Callable, Collection, Iterable
 
 from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.pruning.result import PruneResult
-from skipindex.pruning.spread import column_spread
+from skipindex.pruning.spread import clustered_by
 from skipindex.sql.catalog import Source
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.key_use import index_kinds, indexed_rows
 
 __all__ = [
-    "UNCLUSTERED",
     "keys_reach_files",
     "matching_rows",
     "narrowed_by_keys",
     "one_file",
     "why_keys_skip_nothing",
 ]
-
-# A column whose median file spans more than this share of its range is not one
-# the table is clustered by: keys on it skip no file by min-max alone.
-UNCLUSTERED = 0.5
 
 
 def one_file(source: Source | None) -> bool:
@@ -60,10 +55,8 @@ def why_keys_skip_nothing(source: Source, column: str) -> str | None:
     kinds = index_kinds(source, column)
     if not kinds:
         return "no index on the column"
-    if kinds <= {"minmax"}:
-        spread = column_spread(source.location, column)
-        if spread is not None and spread > UNCLUSTERED:
-            return "only min-max answers the column, and each file spans most of its range"
+    if kinds <= {"minmax"} and clustered_by(source.location, column) is False:
+        return "only min-max answers the column, and each file spans most of its range"
     return None
 
 

@@ -153,3 +153,16 @@ def test_a_list_not_tried_key_by_key_on_bit_sliced_bitmaps_lists_its_runs():
     assert not key_form({"range_bitmap"}, lists, 0, 60_000.0).runs_list
     short = [KeyList(10, 0.0001, True)]  # listed: one list already (one_list)
     assert not key_form({"bitsliced_bitmap"}, short, 0, 60_000.0).runs_list
+
+
+def test_a_list_not_tried_on_a_column_the_files_are_not_clustered_by_is_one_range():
+    lists = [KeyList(15_801, 15_801 / 18_000, True)]  # q33: most items, over date-sorted sales
+    scattered = key_form({"bitsliced_bitmap", "minmax"}, lists, 0, 72_000.0, clustered=False)
+    assert not scattered.listed
+    assert scattered.max_ranges == 1
+    assert not scattered.runs_list
+    dated = key_form({"bitsliced_bitmap", "minmax"}, lists, 0, 72_000.0, clustered=True)
+    assert dated.max_ranges is None  # its runs skip files: kept, as one list
+    assert dated.runs_list
+    short = [KeyList(10, 10 / 18_000, True)]
+    assert key_form({"bitsliced_bitmap"}, short, 0, 72_000.0, clustered=False).max_ranges is None
