@@ -21,8 +21,6 @@ partition column, and only where every kept file is indexed as it is now.
 from __future__ import annotations
 
 import datetime
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -31,6 +29,7 @@ import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.result import PruneResult
+from skipindex.pruning.spread import field_ranges, holding_ranges
 from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store.delta import delta_id_schema
 from skipindex.store.manifest import Manifest, load_latest
@@ -40,14 +39,6 @@ __all__ = ["indexed_ranges", "kept_file_ranges", "keys_within"]
 
 _RANGED = frozenset({"tinyint", "smallint", "int", "bigint", "date"})
 _EPOCH = datetime.date(1970, 1, 1)
-# (table, its segments, min-max field) -> the joined ranges of every indexed file:
-# segment files are written once under unique names, and si.sql asks for each
-# key list it writes.
-_INDEXED: OrderedDict[tuple[str, tuple[str, ...], str], list[tuple[int, int]] | None] = (
-    OrderedDict()
-)
-_KEPT = 256
-_lock = threading.Lock()
 
 
 def kept_file_ranges(
@@ -92,21 +83,7 @@ def indexed_ranges(
     if found is None:
         return None
     manifest, field, typed = found
-    key = (str(source.location.user_root), tuple(s.path for s in manifest.segments), field)
-    with _lock:
-        if key in _INDEXED:
-            _INDEXED.move_to_end(key)
-            return _typed(_INDEXED[key], typed)
-    try:
-        segments = read_segments(source.location, manifest, [field])
-    except (SkipIndexError, OSError):
-        return None
-    spans = _all_spans(segments, field)
-    with _lock:
-        _INDEXED[key] = spans
-        while len(_INDEXED) > _KEPT:
-            _INDEXED.popitem(last=False)
-    return _typed(spans, typed)
+    return _typed(field_ranges(source.location, manifest, field), typed)
 
 
 def _minmax_field(
@@ -149,16 +126,6 @@ def _typed(spans: list[tuple[int, int]] | None, typed: str) -> list[tuple[Any, A
     return [(_EPOCH + datetime.timedelta(lo), _EPOCH + datetime.timedelta(hi)) for lo, hi in spans]
 
 
-def _all_spans(segments: pa.Table, field: str) -> list[tuple[int, int]] | None:
-    """The joined (min, max) of every file of ``segments`` holding a non-NULL value."""
-    payloads = segments.column(field).combine_chunks()
-    if payloads.null_count:
-        return None  # a file without this index (a failed build's): its bounds unknown
-    counted = segments.column("num_rows").to_numpy()
-    nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
-    return _bounds(payloads, counted != nulls)
-
-
 def _spans(
     segments: pa.Table, field: str, paths: list[str], infos: list[Any]
 ) -> list[tuple[int, int]] | None:
@@ -177,28 +144,7 @@ def _spans(
         return None
     counted = segments.column("num_rows").take(rows).to_numpy()
     nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
-    return _bounds(payloads, counted != nulls)
-
-
-def _bounds(payloads: pa.StructArray, holding: np.ndarray) -> list[tuple[int, int]] | None:
-    """The joined (min, max) of the min-max ``payloads`` where ``holding`` (a file
-    with a non-NULL value: one of only NULLs holds no key)."""
-    mask = pa.array(holding, pa.bool_())
-    lows, highs = payloads.field("min").filter(mask), payloads.field("max").filter(mask)
-    if lows.null_count or highs.null_count:
-        return None
-    return _joined(list(zip(lows.to_pylist(), highs.to_pylist(), strict=True)))
-
-
-def _joined(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """``spans`` sorted, overlapping or adjacent ones (integers, days) joined."""
-    out: list[tuple[int, int]] = []
-    for low, high in sorted(spans):
-        if out and low <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], high))
-        else:
-            out.append((low, high))
-    return out
+    return holding_ranges(payloads, counted != nulls)
 
 
 def keys_within(values: list[Any], ranges: list[tuple[Any, Any]]) -> list[Any]:
@@ -222,4 +168,4 @@ def keys_within(values: list[Any], ranges: list[tuple[Any, Any]]) -> list[Any]:
         return values
     at = np.searchsorted(lows, keys, side="right") - 1
     inside = (at >= 0) & (keys <= highs[np.maximum(at, 0)])
-    return [v for v, keep in zip(values, inside.tolist(), strict=True) if keep]
+    return list(keys[inside].tolist())  # Python ints, or dates, again
