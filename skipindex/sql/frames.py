@@ -47,6 +47,9 @@ class Pruned:
     frame: Any
     note: str
     seconds: float
+    # What prune was given (a join's key lists come as an unbound predicate, whose
+    # text, thousands of keys long, costs 10-20 ms to parse again).
+    given: str | Predicate | None = None
 
 
 def prune_source(
@@ -63,7 +66,7 @@ def prune_source(
 
     def done(result: PruneResult | None, frame: Any, note: str) -> Pruned:
         shown = where if where is None or isinstance(where, str) else str(where)
-        return Pruned(shown, result, frame, note, time.perf_counter() - started)
+        return Pruned(shown, result, frame, note, time.perf_counter() - started, where)
 
     if where is None and not source.must_replace:
         return done(None, None, "no condition holds on every row it contributes")

@@ -329,7 +329,9 @@ class KeyRounds:
             ranges = MINMAX_RANGES if spans else None
             view, result = self.run.view, pruned.result
             whole = self._whole(join.fact)
-            found = local_keys(source, result, join.dim_column, view, bound, ranges, whole)
+            found = local_keys(
+                source, result, join.dim_column, view, bound, ranges, whole, pruned.given
+            )
             if found is not None and found.spans is not None and result is not None:
                 bounded = Spans(tuple(found.spans), result.kept, found.counted)
                 return Keys(join, bounded, "read from its kept rows", _since(started))

@@ -20,13 +20,14 @@ question to Spark (:func:`~skipindex.sql.dynamic.join_keys`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
+from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns, without_views
@@ -75,6 +76,7 @@ def local_keys(
     bound: int,
     spans: int | None = None,
     whole_files: bool = False,
+    where: str | Predicate | None = None,
 ) -> Found | None:
     """The distinct non-NULL values of ``column`` over the rows ``result`` kept of
     ``source`` (a superset of those its conditions hold on), if at most ``bound``;
@@ -87,7 +89,8 @@ def local_keys(
     row can match (min-max: a year spanning the file) is read whole, else Spark
     is asked: the caller allows it where the keys prune a side nothing else has
     narrowed (q85's web returns, by the orders of a year's web sales), the only
-    place reading and pruning with those long lists was seen to pay."""
+    place reading and pruning with those long lists was seen to pay. ``where``:
+    what ``result`` was pruned with, if not its text (a predicate, parsed already)."""
     if result is None:
         return None
     if not result.files:
@@ -96,7 +99,7 @@ def local_keys(
     if not any(ROW_LEVEL & k for k in kinds):
         return None  # no condition a bitmap answers: its rows would be every row
     if any(result.rows_of(f) is None for f in result.files):
-        result = _every_row_level(source, result, view)
+        result = _every_row_level(source, result, view, where)
         if result is None:
             return None
     widened = any(result.rows_of(f) is None for f in result.files)  # a file read whole
@@ -145,14 +148,16 @@ def _widest_runs(values: np.ndarray, count: int) -> list[tuple[int, int]]:
     return list(zip(starts, ends, strict=True))
 
 
-def _every_row_level(source: Source, result: PruneResult, view: SparkView) -> PruneResult | None:
+def _every_row_level(
+    source: Source, result: PruneResult, view: SparkView, where: str | Predicate | None
+) -> PruneResult | None:
     """``result`` again, with the row sets of every kept file (prune's default stops
     at a sample of a file's rows once it finds a match there)."""
     try:
         with query_log.paused():  # the same query again, already logged
             return prune(
                 source.path,
-                result.predicate,
+                cast(Any, result.predicate if where is None else where),  # see frames
                 time_zone=view.time_zone,
                 case_sensitive=view.case_sensitive,
                 storage_options=dict(source.storage_options) or None,
