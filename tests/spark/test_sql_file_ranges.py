@@ -184,3 +184,53 @@ def test_keys_no_indexed_file_holds_are_left_out_and_an_added_file_keeps_its_row
     ), plan.explain()
     assert reference.result is not None
     assert reference.result.kept == 4, plan.explain()
+
+
+def test_date_keys_no_indexed_file_holds_are_left_out_in_any_zone(spark, tmp_path):
+    """Date keys are clipped to the indexed files' min-max as integer keys are:
+    a file added after the build keeps its rows, and a session outside UTC reads
+    the same dates (a DATE has no zone)."""
+    sales, calendar = tmp_path / "dated_sales", tmp_path / "calendar"
+    sales.mkdir()
+    calendar.mkdir()
+    first = np.datetime64("2001-03-01")
+    for f in range(4):  # 20 days a file, 2001-03-01 on
+        sold = first + np.arange(f * 20, (f + 1) * 20).repeat(5)
+        table = pa.table({"sold": pa.array(sold, pa.date32()), "amount": np.arange(100) % 7})
+        pq.write_table(table, sales / f"part-{f}.parquet")
+    si.build_index(str(sales), [si.MinMax("sold"), si.BitSlicedBitmap("sold")], spark=spark)
+    # Days 10..12 (file 0), 65..66 (file 3), and 40 days after every file
+    # (2001-07-01 on), one of which only the late file holds.
+    offsets = np.arange(-400, 400)
+    days = first + offsets
+    chosen = ((offsets >= 10) & (offsets <= 12)) | ((offsets >= 65) & (offsets <= 66))
+    chosen |= (offsets >= 122) & (offsets < 162)
+    pq.write_table(
+        pa.table({"d": pa.array(days, pa.date32()), "kind": chosen.astype(np.int32)}),
+        calendar / "part-0.parquet",
+    )
+    si.build_index(str(calendar), [si.BitSlicedBitmap("kind")], spark=spark)
+    late = pa.table({"sold": pa.array(first + np.array([130, 400]), pa.date32()), "amount": [3, 4]})
+    pq.write_table(late.cast(pq.read_schema(sales / "part-0.parquet")), sales / "part-late.parquet")
+    si.register(spark, "dated_sales", str(sales))
+    si.register(spark, "calendar", str(calendar))
+    query = (
+        "SELECT count(*) AS n, sum(s.amount) AS total FROM dated_sales s JOIN calendar c "
+        "ON s.sold = c.d WHERE c.kind = 1"
+    )
+    expected = exact_rows(spark.sql(query))
+    for zone in ("UTC", "Pacific/Kiritimati", "America/Los_Angeles"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        try:
+            plan = si.sql_plan(spark, query)
+            assert exact_rows(plan.frame) == expected, f"{zone}\n{plan.explain()}"
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", "UTC")
+        assert plan.frame.collect()[0]["n"] == 3 * 5 + 2 * 5 + 1, plan.explain()
+        (reference,) = [r for r in plan.references if r.written == "dated_sales"]
+        (condition,) = [c for c in reference.conditions if c.origin == "dynamic"]
+        assert "45 keys of calendar" in condition.note, plan.explain()
+        assert "(5 within the min-max of its indexed files)" in condition.note, plan.explain()
+        assert reference.result is not None  # what the index kept (Spark may read more)
+        kept = {Path(f).name for f in reference.result.files}
+        assert kept == {"part-0.parquet", "part-3.parquet", "part-late.parquet"}, plan.explain()
