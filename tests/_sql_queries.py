@@ -135,6 +135,7 @@ INDEXES = {
         ("minmax", "d"),
         ("minmax", "ts"),
         ("bloom", "k1"),
+        ("minmax", "k1"),  # dimension keys outside every fact file's are left out
         ("equality_bitmap", "k2"),
         ("bitsliced_bitmap", "q"),
         ("range_bitmap", "amt"),
