@@ -42,14 +42,19 @@ class Pruned:
     """What pruning one reference gave: the frame to read (None: the reference is
     read as written) and why."""
 
-    where: str | None
+    # What prune was given: SQL text, or an unbound predicate (a join's key lists,
+    # whose text, thousands of keys long, costs 10-20 ms to parse again).
+    given: str | Predicate | None
     result: PruneResult | None
     frame: Any
     note: str
     seconds: float
-    # What prune was given (a join's key lists come as an unbound predicate, whose
-    # text, thousands of keys long, costs 10-20 ms to parse again).
-    given: str | Predicate | None = None
+
+    @property
+    def where(self) -> str | None:
+        """What prune was given, as text (for the plan's account)."""
+        given = self.given
+        return given if given is None or isinstance(given, str) else str(given)
 
 
 def prune_source(
@@ -65,8 +70,7 @@ def prune_source(
     started = time.perf_counter()
 
     def done(result: PruneResult | None, frame: Any, note: str) -> Pruned:
-        shown = where if where is None or isinstance(where, str) else str(where)
-        return Pruned(shown, result, frame, note, time.perf_counter() - started, where)
+        return Pruned(where, result, frame, note, time.perf_counter() - started)
 
     if where is None and not source.must_replace:
         return done(None, None, "no condition holds on every row it contributes")

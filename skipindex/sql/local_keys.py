@@ -157,7 +157,7 @@ def _every_row_level(
         with query_log.paused():  # the same query again, already logged
             return prune(
                 source.path,
-                cast(Any, result.predicate if where is None else where),  # see frames
+                cast(Any, result.predicate if where is None else where),  # a predicate: bound as is
                 time_zone=view.time_zone,
                 case_sensitive=view.case_sensitive,
                 storage_options=dict(source.storage_options) or None,
