@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import shutil
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -218,6 +219,16 @@ def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -
         {os.path.basename(r["file"]) for r in rows if r[f"p{i}"] == 1}
         for i in range(len(predicates))
     ]
+
+
+def spark_write(frame: Any, path: Path, **options: str) -> None:
+    """Write ``frame`` with Spark as the one Parquet file ``path`` (Spark as the
+    writer: its encodings, its calendar metadata)."""
+    staging = path.parent / f".staging-{path.stem}"
+    frame.coalesce(1).write.options(**options).parquet(str(staging))
+    [part] = staging.glob("part-*.parquet")
+    part.rename(path)
+    shutil.rmtree(staging)
 
 
 def exact_rows(frame: Any) -> list[str]:

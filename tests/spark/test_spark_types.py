@@ -28,6 +28,7 @@ from skipindex._types import domain_of
 from skipindex.indexes import KINDS as KIND_CLASSES
 from skipindex.indexing.build import build_with
 from skipindex.indexing.runners import InProcessRunner
+from tests._support import spark_write
 
 pytestmark = pytest.mark.spark
 
@@ -79,15 +80,6 @@ def assert_never_drops(
         assert not missing, f"{where}: dropped {missing}\n{result.explain()}"
         kept_all.append(kept)
     return kept_all
-
-
-def spark_write(frame: Any, path: Path, **options: str) -> None:
-    """Write ``frame`` with Spark as the one Parquet file ``path``."""
-    staging = path.parent / f".staging-{path.stem}"
-    frame.coalesce(1).write.options(**options).parquet(str(staging))
-    [part] = staging.glob("part-*.parquet")
-    part.rename(path)
-    shutil.rmtree(staging)
 
 
 def write(root: Path, name: str, values: list[Any], arrow_type: pa.DataType) -> None:

@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from tests._support import examples
+from tests._support import examples, spark_write
 
 pytestmark = pytest.mark.spark
 
@@ -102,17 +102,6 @@ def assert_never_drops(spark: Any, root: Path, wheres: Sequence[Any], zones=ZONE
                 assert not missing, f"{where!r} in {name}: dropped {missing}\n{kept.explain()}"
                 got = si.read(spark, str(root), where).count()
                 assert got == count, f"{where!r} in {name}: read() {got} rows, Spark {count}"
-
-
-def spark_write(frame: Any, path: Path, **options: str) -> None:
-    """Write ``frame`` with Spark as the one Parquet file ``path``."""
-    staging = path.parent / f".staging-{path.stem}"
-    frame.coalesce(1).write.options(**options).parquet(str(staging))
-    [part] = staging.glob("part-*.parquet")
-    part.rename(path)
-    for leftover in staging.iterdir():
-        leftover.unlink()
-    staging.rmdir()
 
 
 def write(table: pa.Table, path: Path) -> None:

@@ -20,7 +20,7 @@ import skipindex as si
 from skipindex.sql.catalog import Source
 from skipindex.sql.file_ranges import kept_file_ranges
 from skipindex.store.location import locate
-from tests._support import exact_rows
+from tests._support import exact_rows, spark_write
 
 pytestmark = pytest.mark.spark
 
@@ -234,3 +234,58 @@ def test_date_keys_no_indexed_file_holds_are_left_out_in_any_zone(spark, tmp_pat
         assert reference.result is not None  # what the index kept (Spark may read more)
         kept = {Path(f).name for f in reference.result.files}
         assert kept == {"part-0.parquet", "part-3.parquet", "part-late.parquet"}, plan.explain()
+
+
+def test_dates_written_in_the_legacy_calendar_are_clipped_as_spark_reads_them(spark, tmp_path):
+    """Sales written by Spark in LEGACY mode store the year 1000's dates in the
+    Julian calendar: the first file's raw days are 1000-03-07..11, six days off the
+    03-01..05 Spark reads back. The min-max the keys are clipped to must hold the
+    days Spark reads: the raw range would drop 03-01, which that file holds, and
+    keep 03-08 and 03-09, which no file holds."""
+    sales, calendar = tmp_path / "old_sales", tmp_path / "old_calendar"
+    legacy = "spark.sql.parquet.datetimeRebaseModeInWrite"
+    previous = spark.conf.get(legacy)
+    spark.conf.set(legacy, "LEGACY")
+    try:
+        for f in range(4):  # days 10f .. 10f+4 after 1000-03-01, two sales a day
+            spark_write(
+                spark.sql(
+                    f"SELECT date_add(DATE'1000-03-01', {10 * f} + CAST(id DIV 2 AS INT)) AS sold, "
+                    "id AS amount FROM range(10)"
+                ),
+                sales / f"part-{f}.parquet",
+            )
+    finally:
+        spark.conf.set(legacy, previous)
+    si.build_index(str(sales), [si.MinMax("sold"), si.BitSlicedBitmap("sold")], spark=spark)
+    chosen = "d IN (0, 7, 8, 24) OR d BETWEEN 100 AND 119"  # days after 1000-03-01
+    spark_write(
+        spark.sql(
+            f"SELECT date_add(DATE'1000-03-01', d) AS day, CAST({chosen} AS INT) AS kind "
+            "FROM (SELECT CAST(id AS INT) - 60 AS d FROM range(200))"
+        ),
+        calendar / "part-0.parquet",
+    )
+    si.build_index(str(calendar), [si.BitSlicedBitmap("kind")], spark=spark)
+    si.register(spark, "old_sales", str(sales))
+    si.register(spark, "old_calendar", str(calendar))
+    query = (
+        "SELECT s.sold, s.amount FROM old_sales s JOIN old_calendar c "
+        "ON s.sold = c.day WHERE c.kind = 1"
+    )
+    expected = exact_rows(spark.sql(query))
+    assert len(expected) == 4  # 1000-03-01 and 03-25, two sales each
+    for zone in ("UTC", "Asia/Kolkata"):
+        spark.conf.set("spark.sql.session.timeZone", zone)
+        try:
+            plan = si.sql_plan(spark, query)
+            assert exact_rows(plan.frame) == expected, f"{zone}\n{plan.explain()}"
+        finally:
+            spark.conf.set("spark.sql.session.timeZone", "UTC")
+        (reference,) = [r for r in plan.references if r.written == "old_sales"]
+        (condition,) = [c for c in reference.conditions if c.origin == "dynamic"]
+        assert "24 keys of old_calendar" in condition.note, plan.explain()
+        assert "(2 within the min-max of its indexed files)" in condition.note, plan.explain()
+        assert reference.result is not None
+        kept = {Path(f).name for f in reference.result.files}
+        assert kept == {"part-0.parquet", "part-2.parquet"}, plan.explain()
