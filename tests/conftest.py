@@ -116,6 +116,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         # Anything that takes the spark fixture is a Spark test, wherever it is.
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    # Modules with long tests first (each kept whole, for its module fixtures):
+    # workers take what is left as they free up, so a run ends on short tests, not
+    # on one worker finishing a minute-long TPC-DS group alone.
+    long_modules = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in long_modules)
     unit = [item for item in items if item.get_closest_marker("unit")]
     for item in unit:
         if any(item.get_closest_marker(m) for m in ("spark", "server", "process")):

@@ -218,22 +218,45 @@ def test_date_keys_no_indexed_file_holds_are_left_out_in_any_zone(spark, tmp_pat
         "SELECT count(*) AS n, sum(s.amount) AS total FROM dated_sales s JOIN calendar c "
         "ON s.sold = c.d WHERE c.kind = 1"
     )
+    zones = ("UTC", "Pacific/Kiritimati", "America/Los_Angeles")
+    kept = {"part-0.parquet", "part-3.parquet", "part-late.parquet"}
+    for plan in _clipped_in_zones(
+        spark, query, zones, "dated_sales", "45 keys of calendar", 5, kept
+    ):
+        assert plan.frame.collect()[0]["n"] == 3 * 5 + 2 * 5 + 1, plan.explain()
+
+
+def _clipped_in_zones(
+    spark: Any,
+    query: str,
+    zones: tuple[str, ...],
+    fact: str,
+    keys: str,
+    within: int,
+    kept: set[str],
+) -> list[si.SqlPlan]:
+    """The plans of ``query`` in each of ``zones``: spark.sql's rows, the join's
+    ``keys`` note with ``within`` of them inside the indexed min-max, and ``kept``
+    the files the index keeps of ``fact`` (Spark may read more)."""
     expected = exact_rows(spark.sql(query))
-    for zone in ("UTC", "Pacific/Kiritimati", "America/Los_Angeles"):
+    plans = []
+    for zone in zones:
         spark.conf.set("spark.sql.session.timeZone", zone)
         try:
             plan = si.sql_plan(spark, query)
             assert exact_rows(plan.frame) == expected, f"{zone}\n{plan.explain()}"
         finally:
             spark.conf.set("spark.sql.session.timeZone", "UTC")
-        assert plan.frame.collect()[0]["n"] == 3 * 5 + 2 * 5 + 1, plan.explain()
-        (reference,) = [r for r in plan.references if r.written == "dated_sales"]
+        (reference,) = [r for r in plan.references if r.written == fact]
         (condition,) = [c for c in reference.conditions if c.origin == "dynamic"]
-        assert "45 keys of calendar" in condition.note, plan.explain()
-        assert "(5 within the min-max of its indexed files)" in condition.note, plan.explain()
-        assert reference.result is not None  # what the index kept (Spark may read more)
-        kept = {Path(f).name for f in reference.result.files}
-        assert kept == {"part-0.parquet", "part-3.parquet", "part-late.parquet"}, plan.explain()
+        assert keys in condition.note, plan.explain()
+        assert f"({within} within the min-max of its indexed files)" in condition.note, (
+            plan.explain()
+        )
+        assert reference.result is not None
+        assert {Path(f).name for f in reference.result.files} == kept, plan.explain()
+        plans.append(plan)
+    return plans
 
 
 def test_dates_written_in_the_legacy_calendar_are_clipped_as_spark_reads_them(spark, tmp_path):
@@ -273,19 +296,8 @@ def test_dates_written_in_the_legacy_calendar_are_clipped_as_spark_reads_them(sp
         "SELECT s.sold, s.amount FROM old_sales s JOIN old_calendar c "
         "ON s.sold = c.day WHERE c.kind = 1"
     )
-    expected = exact_rows(spark.sql(query))
-    assert len(expected) == 4  # 1000-03-01 and 03-25, two sales each
-    for zone in ("UTC", "Asia/Kolkata"):
-        spark.conf.set("spark.sql.session.timeZone", zone)
-        try:
-            plan = si.sql_plan(spark, query)
-            assert exact_rows(plan.frame) == expected, f"{zone}\n{plan.explain()}"
-        finally:
-            spark.conf.set("spark.sql.session.timeZone", "UTC")
-        (reference,) = [r for r in plan.references if r.written == "old_sales"]
-        (condition,) = [c for c in reference.conditions if c.origin == "dynamic"]
-        assert "24 keys of old_calendar" in condition.note, plan.explain()
-        assert "(2 within the min-max of its indexed files)" in condition.note, plan.explain()
-        assert reference.result is not None
-        kept = {Path(f).name for f in reference.result.files}
-        assert kept == {"part-0.parquet", "part-2.parquet"}, plan.explain()
+    assert len(exact_rows(spark.sql(query))) == 4  # 1000-03-01 and 03-25, two sales each
+    kept = {"part-0.parquet", "part-2.parquet"}
+    _clipped_in_zones(
+        spark, query, ("UTC", "Asia/Kolkata"), "old_sales", "24 keys of old_calendar", 2, kept
+    )
