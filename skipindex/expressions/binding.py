@@ -34,7 +34,7 @@ from skipindex.errors import InvalidPredicateError, UnknownColumnError
 from skipindex.expressions.bound_leaves import compare_value, integer_members, member_values
 from skipindex.expressions.calendar_merge import merge_calendar
 from skipindex.expressions.calls import expression_key, is_expression_field
-from skipindex.expressions.coercion import MightMatchError, coerce
+from skipindex.expressions.coercion import CastFailsError, MightMatchError, coerce
 from skipindex.expressions.functions import rewrite
 from skipindex.expressions.indexed import expression_text, unusable_because
 from skipindex.expressions.nodes import (
@@ -135,7 +135,14 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
     def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
         if isinstance(node, And | Or):
             return join(type(node), parts)
-        return _bind_leaf(node, resolver)
+        if node is normal:  # the whole predicate: Spark evaluates it on every row
+            return _bind_leaf(node, resolver)
+        try:
+            return _bind_leaf(node, resolver)
+        except CastFailsError as failing:
+            # Spark may never evaluate it: `s = '' AND p = 'x'` stops at a FALSE
+            # left side, so rows match where the cast would raise. Might match.
+            return Unsupported(str(node), str(failing))
 
     normal: AnyPredicate = merge_calendar(rewrite_not(pred))
     return cast(BoundPredicate, simplify(fold(normal, children_of, visit)))

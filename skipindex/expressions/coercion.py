@@ -41,7 +41,7 @@ from skipindex.expressions.timezones import (
     wall_to_instant,
 )
 
-__all__ = ["MightMatchError", "Target", "bounds", "coerce"]
+__all__ = ["CastFailsError", "MightMatchError", "Target", "bounds", "coerce"]
 
 _K = LiteralKind
 _TICKS_PER_SECOND = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}
@@ -51,6 +51,11 @@ Target = Fraction | float | str | bytes
 
 class MightMatchError(Exception):
     """This leaf cannot be bound exactly: it becomes Unsupported with this reason."""
+
+
+class CastFailsError(UnsupportedTypeError):
+    """A string Spark's cast to the column's type cannot read. Spark raises only
+    when it evaluates the comparison on a row, which AND and OR may never do."""
 
 
 def bounds(arrow_type: pa.DataType, domain: Domain) -> tuple[int, int]:
@@ -254,7 +259,7 @@ def _parsed(parse: Any, text: object) -> Any:
 
 def _cast_ok(column: BoundColumn, lit: Literal, value: Any) -> Any:
     if value is None:
-        raise UnsupportedTypeError(
+        raise CastFailsError(
             f"cannot compare column '{column.name}' of type {spark_type_name(column.type)} "
             f"with {lit}: Spark SQL casts the string to the column's type and that cast fails"
         )

@@ -320,6 +320,29 @@ def test_wide_decimals_against_doubles_might_match():
     check(pa.decimal128(20, 2), "x = 1.5", cmp(pa.decimal128(20, 2), Op.EQ, Decimal("1.50")))
 
 
+XY = pa.schema([("x", pa.int32()), ("y", pa.int32())])
+
+
+@pytest.mark.parametrize(
+    ("where", "alone"),
+    [
+        ("NOT (y = 0 AND x = 'abc')", "x = 'abc'"),
+        ("y = 1 OR x = '2.5'", "x = '2.5'"),
+        ("y = 0 AND x IN ('a b', 1)", "x IN ('a b', 1)"),
+    ],
+)
+def test_a_string_the_cast_cannot_read_might_match_beside_other_conditions(where, alone):
+    """Spark raises for ``x = 'abc'`` only on a row it evaluates it on; beside
+    another condition it may evaluate none (``y = 0 AND ...`` stops at FALSE), and
+    rows match (Hypothesis found ``NOT (s = '' AND p = 'é')`` keeping a file)."""
+    bound = prepare(where, XY)
+    assert isinstance(bound, And | Or)
+    (unsure,) = [p for p in bound.children if isinstance(p, Unsupported)]
+    assert "cannot compare column 'x' of type INT" in unsure.reason
+    with pytest.raises(UnsupportedTypeError, match="'x'"):  # alone: Spark raises on any row
+        prepare(alone, XY)
+
+
 def test_decimal_rejects_bad_strings_and_other_types():
     for where in ("x = 'abc'", "x = DATE '2020-01-01'", "x = TRUE"):
         with pytest.raises(UnsupportedTypeError, match="DECIMAL"):
