@@ -135,13 +135,13 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
     def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
         if isinstance(node, And | Or):
             return join(type(node), parts)
-        if node is normal:  # the whole predicate: Spark evaluates it on every row
-            return _bind_leaf(node, resolver)
+        if node is normal and isinstance(node, Comparison):
+            return _bind_leaf(node, resolver)  # the whole predicate: Spark raises on any row
         try:
             return _bind_leaf(node, resolver)
         except CastFailsError as failing:
-            # Spark may never evaluate it: `s = '' AND p = 'x'` stops at a FALSE
-            # left side, so rows match where the cast would raise. Might match.
+            # Spark may never evaluate the cast: `s = '' AND p = 'x'` stops at a FALSE
+            # left side, `x IN (1, 'x')` may at an equal first item. Rows match: might match.
             return Unsupported(str(node), str(failing))
 
     normal: AnyPredicate = merge_calendar(rewrite_not(pred))
