@@ -59,9 +59,10 @@ def lake(
         direct = SparkSession.builder.remote(f"sc://localhost:{port}").create()
         through = SparkSession.builder.remote(running.address).create()
         for name, folder in tables.items():
-            direct.sql(
-                f"CREATE TABLE IF NOT EXISTS {name} USING parquet LOCATION '{folder}'"
-            ).collect()
+            # The server outlives this fixture: a second set-up on the same worker (the
+            # module's tests split between workers) must not keep the first one's folder.
+            direct.sql(f"DROP TABLE IF EXISTS {name}").collect()  # external: no data lost
+            direct.sql(f"CREATE TABLE {name} USING parquet LOCATION '{folder}'").collect()
         yield {
             "direct": direct,
             "through": through,
