@@ -135,11 +135,11 @@ def bind(pred: Predicate, schema: pa.Schema, *, case_sensitive: bool = False) ->
     def visit(node: AnyPredicate, parts: list[AnyPredicate]) -> AnyPredicate:
         if isinstance(node, And | Or):
             return join(type(node), parts)
-        if node is normal and isinstance(node, Comparison):
-            return _bind_leaf(node, resolver)  # the whole predicate: Spark raises on any row
         try:
             return _bind_leaf(node, resolver)
         except CastFailsError as failing:
+            if node is normal and isinstance(node, Comparison):
+                raise  # the whole predicate: Spark raises on any row it reads
             # Spark may never evaluate the cast: `s = '' AND p = 'x'` stops at a FALSE
             # left side, `x IN (1, 'x')` may at an equal first item. Rows match: might match.
             return Unsupported(str(node), str(failing))
