@@ -14,13 +14,14 @@ bit-sliced bitmaps on dimension numbers and dates. Every table is a view
 Per query: the fact files read of those its fact references list (and the files
 the index kept: a reference whose saving is too small to pay for naming its kept
 files is read whole), the planning time ``si.sql`` adds, and both sides' time to
-the last row, warm, in one local[2] session: each side's better of at least two
-runs, alternating which goes first. A query under 3 s runs more rounds (up to
+the last row, warm, in one local[2] session: each side's better of at least three
+runs (``--runs``), alternating which goes first. A query under 3 s runs more rounds (up to
 six, until each side has spent about ``--budget`` seconds: 6 s), chosen by its
 duration alone, never by which side is ahead: the better of two short runs is a
 coin toss on a shared machine (q34, q73 and q79 each took turns as the slowest
 query at 0.81-0.93x in one run and 1.2-2.0x in the next; q24, 2 s and nothing to
-skip, 0.92x from two runs and 1.10x from five).
+skip, 0.92x from two runs and 1.10x from five; q23, 5 s, 0.92x and 1.19x from two
+runs in two full runs).
 
     ./dev python bench/tpcds.py                    # SF1, every query
     ./dev python bench/tpcds.py --queries q72,q04  # some queries
@@ -267,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sf10", action="store_true", help="SF10, facts in 400 files")
     parser.add_argument("--queries", default="", help="q01,q72,... (default: every query)")
     parser.add_argument("--top", type=int, default=0, help="only the N with most fact bytes")
-    parser.add_argument("--runs", type=int, default=2, help="timed runs per side, at least")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs per side, at least")
     parser.add_argument(
         "--budget",
         type=float,
