@@ -236,7 +236,11 @@ def plot(results: list[QueryRun], target: Path) -> None:
     axis.axhline(1.0, color="black", linewidth=0.8)
     axis.axhline(TARGETS["worst"], color="tab:red", linewidth=0.8, linestyle="--")
     axis.set_ylabel("spark.sql time / si.sql time")
-    axis.set_title("TPC-DS per query: speedup of si.sql over spark.sql (warm, better of 2-6 runs)")
+    runs = sorted({r.runs for r in results})
+    axis.set_title(
+        "TPC-DS per query: speedup of si.sql over spark.sql "
+        f"(warm, better of {runs[0]}-{runs[-1]} runs a side)"
+    )
     axis.tick_params(axis="x", labelrotation=90, labelsize=6)
     figure.tight_layout()
     figure.savefig(target, dpi=120)
