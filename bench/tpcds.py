@@ -15,7 +15,7 @@ Per query: the fact files read of those its fact references list (and the files
 the index kept: a reference whose saving is too small to pay for naming its kept
 files is read whole), the planning time ``si.sql`` adds, and both sides' time to
 the last row, warm, in one local[2] session: each side's better of at least three
-runs (``--runs``), alternating which goes first. A query under 3 s runs more rounds (up to
+runs (``--runs``), alternating which goes first. A query under 2 s runs more rounds (up to
 six, until each side has spent about ``--budget`` seconds: 6 s), chosen by its
 duration alone, never by which side is ahead: the better of two short runs is a
 coin toss on a shared machine (q34, q73 and q79 each took turns as the slowest
