@@ -48,10 +48,14 @@ def every_column(table: Path) -> list[Any]:
 
 
 def copy_without_indexes(source: Path, target: Path) -> Path:
-    """A copy of the data whose indexes this bench may change (the main bench's stay)."""
-    if not (target / "READY").exists():
-        shutil.rmtree(target, ignore_errors=True)
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns("_skipindex"))
+    """A copy of the data whose indexes this bench may change (the main bench's stay),
+    made beside ``target`` and renamed when whole: the READY marker it copies may
+    come early, so a copy cut short must never be found at ``target``."""
+    if not target.exists():
+        staging = target.with_name(f"{target.name}.copying")
+        shutil.rmtree(staging, ignore_errors=True)
+        shutil.copytree(source, staging, ignore=shutil.ignore_patterns("_skipindex"))
+        staging.rename(target)
     return target
 
 
