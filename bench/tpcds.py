@@ -64,12 +64,16 @@ class QueryRun:
     spark_seconds: float
     rows: int
     same_rows: bool
-    runs: int = 2  # timed runs per side
-    speedup_of_two: float = 0.0  # the same ratio from the first two runs alone
+    runs: int  # timed runs per side
+    speedup_of_two: float  # the same ratio from the first two runs alone
 
     @property
     def speedup(self) -> float:
-        return self.spark_seconds / max(self.si_seconds, 1e-9)
+        return _speedup(self.si_seconds, self.spark_seconds)
+
+
+def _speedup(si_seconds: float, spark_seconds: float) -> float:
+    return spark_seconds / max(si_seconds, 1e-9)
 
 
 def _fact_files(plan: Any) -> tuple[int, int, int]:
@@ -150,7 +154,7 @@ def run_query(spark: Any, name: str, query: str, runs: int, budget: float = 0.0)
         len(rows),
         same,
         len(si_times),
-        min(spark_times[:2]) / max(min(si_times[:2]), 1e-9),
+        _speedup(min(si_times[:2]), min(spark_times[:2])),
     )
 
 
