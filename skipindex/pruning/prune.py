@@ -309,6 +309,7 @@ def _prune(
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
         deleted=_deleted_of(location, listing, kept_in_order),
         listed_bytes=int(listing.sizes.sum()),
+        skipped_files=location.user_paths(listing, listing.in_order(np.flatnonzero(~keep))),
     )
 
 

@@ -62,6 +62,9 @@ class PruneResult:
     # Kept file -> the rows its table format deleted without rewriting it (Delta
     # deletion vectors, Iceberg position deletes): a reader leaves them out.
     deleted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    # The listed files not kept (full paths): what a reader holding the table's
+    # listing leaves out (reading/held.py). Empty where nothing was evaluated.
+    skipped_files: list[str] = field(default_factory=list, repr=False)
 
     @property
     def kept(self) -> int:

@@ -31,6 +31,7 @@ from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.result import PruneResult
+from skipindex.reading.held import session_settings
 from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import load_version
@@ -71,7 +72,7 @@ def _key(spark: Any, location: TableLocation, result: PruneResult) -> tuple[str,
     files = _listed(location, result)
     if files is None:
         return None
-    settings = _settings(spark)
+    settings = session_settings(spark)
     if settings is None or f"{_SUMMARY_FILES} -> true" in settings.lower():
         return None
     return (location.uri, files, settings)
@@ -99,12 +100,3 @@ def _listed(location: TableLocation, result: PruneResult) -> str | None:
 
 
 _SUMMARY_FILES = "spark.sql.parquet.respectsummaryfiles"
-
-
-def _settings(spark: Any) -> str | None:
-    """Every SQL setting of a classic session as one string; None on Spark Connect
-    (or wherever the JVM session is out of reach)."""
-    try:
-        return str(spark._jsparkSession.sessionState().conf().getAllConfs().toString())
-    except Exception:
-        return None

@@ -13,6 +13,7 @@ from skipindex.errors import TableChangedError
 from skipindex.pruning.prune import OnDamaged, PruneResult, RowLevel, Where, prune
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.folder import folder_frame
+from skipindex.reading.held import held_folder, held_is_safe, without_files
 from skipindex.reading.iceberg import iceberg_rows
 from skipindex.reading.row_groups import plan_read
 from skipindex.spark.session import empty_frame, is_connect, read_parquet_paths
@@ -105,7 +106,10 @@ def read(
         location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
         if location.iceberg is not None:
             return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
-        frame = kept_rows(spark, result, location, view, row_groups=row_groups, whole=folder_frame)
+        held = None if location.is_delta else held_folder(spark, location)
+        frame = kept_rows(
+            spark, result, location, view, row_groups=row_groups, whole=folder_frame, held=held
+        )
         assert frame is not None  # given ``whole``, kept_rows always returns a frame
         # DataFrame.filter takes SQL text and (classic or Connect) Columns
         return frame.filter(where)
@@ -166,6 +170,7 @@ def kept_rows(
     schema: Any = None,
     row_groups: bool = True,
     whole: Callable[[Any, Any, TableLocation, PruneResult], Any] | None = None,
+    held: Any = None,
 ) -> Any:
     """The rows of the files ``result`` kept, as one DataFrame (not filtered).
 
@@ -175,7 +180,10 @@ def kept_rows(
     :func:`read`). Where most files are kept and the rest are small (see
     :func:`_folder_pays`), reading the table itself beats listing the kept ones:
     ``whole(spark, reader, location, result)`` reads it then, and without
-    ``whole`` this returns None there.
+    ``whole`` this returns None there. Given ``held``, a relation over the whole
+    folder that holds its listing (:mod:`.held`), the kept files are that
+    relation without the skipped files' rows: no path is looked up, no folder
+    listed again.
     """
     root = location.user_root
     if location.is_delta:
@@ -197,6 +205,10 @@ def kept_rows(
         by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)
         if by_groups is not None:
             return by_groups
+    if held is not None and held_is_safe(location, result):
+        frame = without_files(held, location, result.skipped_files)
+        if frame is not None:
+            return frame
     untyped = any(p.type is None for p in result.partitions)
     if (_folder_pays(result) or untyped) and _folder_is_safe(location, result):
         # Little to skip (or partition types only Spark can infer over the whole

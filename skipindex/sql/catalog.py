@@ -1,10 +1,13 @@
 """The tables a query names: views :func:`register` made, paths, and their schemas.
 
-``register(spark, name, path)`` makes a temporary view that reads the table as
-Spark reads ``parquet.`path```: the view's SQL names the path, so each query
-lists the folder again (new files show, as with the path itself). A Delta
-table's view is its snapshot's files (the folder also holds removed files),
-typed as the Delta log types them, and remembers the snapshot's version.
+``register(spark, name, path)`` makes a temporary view of a DataFrame, as plain
+Spark at its best does: ``spark.read.parquet(path)`` lists the folder and infers
+its schema once, and every query over the view reuses both. A file added later
+shows once the view is refreshed (``REFRESH TABLE name``) or registered again,
+as with any Spark view of a DataFrame; si.sql reads what the view holds, less
+the files its index skips. A Delta table's view is its snapshot's files (the
+folder also holds removed files), typed as the Delta log types them, and
+remembers the snapshot's version.
 The registration is remembered per session; a query uses it only while the
 view of that name is still the one registered (a view replaced since is just
 a view).
@@ -16,8 +19,6 @@ must be typed as, and (for an indexed table) where its index is.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,6 +28,7 @@ from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
+from skipindex.reading.held import held_folder
 from skipindex.reading.read import delta_spark_schema
 from skipindex.sql.derive import Catalog, Parsed
 from skipindex.sql.references import TableKey
@@ -51,9 +53,8 @@ class Registration:
     name: str
     path: str
     storage_options: tuple[tuple[str, str], ...]
-    view_text: str | None  # Parquet: the view's SQL
-    frame: Any  # Delta: the DataFrame the view is
-    delta_version: int | None
+    frame: Any  # the DataFrame the view is: it holds the listing and the schema
+    delta_version: int | None  # Delta: the snapshot the view is
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,10 @@ class Source:
     schema: Any  # pyspark StructType
     must_replace: bool = False  # Spark cannot read the reference itself (delta. paths)
     delta_version: int | None = None  # a registered Delta view's snapshot
+    # A relation over the whole table that holds its listing (a Parquet folder): the
+    # registered view's own DataFrame, or one held per folder (reading/held.py).
+    held: Any = None
+    registered: bool = False  # the reference names a view register() made
 
 
 def same_name(name: str, column: str, case_sensitive: bool) -> bool:
@@ -100,30 +105,28 @@ def known_tables(sources: Mapping[str, Source]) -> Iterator[None]:
 _registrations: weakref.WeakKeyDictionary[Any, dict[str, Registration]] = (
     weakref.WeakKeyDictionary()
 )
-# Per session and view name: the registration, the fingerprint of what Spark's
-# schema of it depends on, and that schema (see _view_schema).
-_schemas: weakref.WeakKeyDictionary[Any, dict[str, tuple[Registration, Any, Any]]] = (
-    weakref.WeakKeyDictionary()
-)
 
 
 def register(
     spark: Any, name: str, path: str, *, storage_options: StorageOptions | None = None
 ) -> None:
     """Make ``name`` a temporary view of the table at ``path`` that :func:`sql`
-    prunes with the table's index (replacing a view of that name)."""
+    prunes with the table's index (replacing a view of that name). The view is
+    a DataFrame's: it holds the folder's listing and schema as Spark took them
+    now, until ``REFRESH TABLE name`` or another ``register``."""
     location = locate(path, storage_options)
     options = tuple(sorted((storage_options or {}).items()))
-    quoted = "`" + name.replace("`", "``") + "`"
     if location.is_delta:
         version = delta_version(location.uri, location.user_root, dict(location.options))
         frame = _delta_frame(spark, location)
         frame.createOrReplaceTempView(name)
-        entry = Registration(name, location.user_root, options, None, frame, version)
+        entry = Registration(name, location.user_root, options, frame, version)
     else:
-        text = f"SELECT * FROM parquet.{_path_sql(location.user_root)}"  # noqa: S608
-        spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {quoted} AS {text}")
-        entry = Registration(name, location.user_root, options, text, None, None)
+        from skipindex.spark.session import escape_glob
+
+        frame = spark.read.parquet(escape_glob(location.user_root))
+        frame.createOrReplaceTempView(name)
+        entry = Registration(name, location.user_root, options, frame, None)
     _registrations.setdefault(spark, {})[name.lower()] = entry
 
 
@@ -162,28 +165,23 @@ def registration(spark: Any, name: str, case_sensitive: bool) -> Registration | 
 
 
 def _still_registered(spark: Any, entry: Registration) -> bool:
-    if entry.view_text is not None:
-        text = _view_text(spark, entry.name)
-        if text is not None:
-            return text == entry.view_text
+    """Whether the temporary view of ``entry``'s name is still the DataFrame
+    :func:`register` made (the very plan it holds: four calls into the JVM)."""
     try:
-        current = spark.table(_quoted(entry.name))
-        expected = entry.frame if entry.frame is not None else spark.sql(entry.view_text)
-        return bool(current.sameSemantics(expected))
-    except Exception:
-        return False
-
-
-def _view_text(spark: Any, name: str) -> str | None:
-    """A temporary view's SQL (classic sessions; None where it is out of reach)."""
-    try:
-        found = spark._jsparkSession.sessionState().catalog().getRawTempView(name)
+        found = spark._jsparkSession.sessionState().catalog().getRawTempView(entry.name)
         if not found.isDefined():
-            return ""
-        text = found.get().tableMeta().viewText()
-        return str(text.get()) if text.isDefined() else ""
-    except Exception:
-        return None
+            return False
+        plan = found.get().plan()
+        return bool(plan.isDefined() and plan.get().equals(_analyzed(entry.frame)))
+    except Exception:  # Spark Connect: no JVM here; ask Spark whether the plans agree
+        try:
+            return bool(spark.table(_quoted(entry.name)).sameSemantics(entry.frame))
+        except Exception:
+            return False
+
+
+def _analyzed(frame: Any) -> Any:
+    return frame._jdf.queryExecution().analyzed()
 
 
 def _quoted(name: str) -> str:
@@ -196,12 +194,11 @@ def resolve(spark: Any, parsed: Parsed) -> tuple[Catalog, dict[TableKey, Source]
     catalog: dict[TableKey, Mapping[str, str]] = {}
     sources: dict[TableKey, Source] = {}
     ctes = _cte_names(parsed)
-    settings = _Settings(spark)
     for reference in parsed.references:
         key = reference.key
         if key in catalog or key.kind == "other" or (key.kind == "name" and key.name in ctes):
             continue
-        found = _source(spark, key, parsed.case_sensitive, settings)
+        found = _source(spark, key, parsed.case_sensitive)
         schema = found.schema if found is not None else _schema_of(spark, key)
         if schema is None:
             continue
@@ -218,23 +215,7 @@ def _cte_names(parsed: Parsed) -> set[str]:
     return names if parsed.case_sensitive else {n.lower() for n in names}
 
 
-class _Settings:
-    """The session's settings, asked of Spark once per query: in one call
-    where the session is classic (0.5 ms; ``conf.getAll`` converts entry by
-    entry, 15-25 ms). The text only ever has to equal itself."""
-
-    def __init__(self, spark: Any) -> None:
-        self._spark = spark
-
-    @functools.cached_property
-    def items(self) -> Any:
-        try:
-            return str(self._spark._jsparkSession.conf().getAll().toString())
-        except Exception:  # Spark Connect: no JVM session here
-            return tuple(sorted(self._spark.conf.getAll.items()))
-
-
-def _source(spark: Any, key: TableKey, case_sensitive: bool, settings: _Settings) -> Source | None:
+def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
     try:
         known = _known.get() or {}
         if key.kind == "name" and key.name.lower() in known:
@@ -244,15 +225,23 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool, settings: _Settings
             if entry is None:
                 return None
             location = locate(entry.path, dict(entry.storage_options))
-            schema = _view_schema(spark, entry, location, settings)
+            held = entry.frame if entry.delta_version is None else None
             return Source(
-                entry.path, location, entry.storage_options, schema, False, entry.delta_version
+                entry.path,
+                location,
+                entry.storage_options,
+                entry.frame.schema,  # the view's own: it holds its schema
+                delta_version=entry.delta_version,
+                held=held,
+                registered=True,
             )
         location = locate(key.name)
         if key.kind == "parquet":
             if location.is_delta:
                 return None  # Spark reads the folder's files, removed ones included
-            return Source(key.name, location, (), _schema_of(spark, key))
+            held = held_folder(spark, location)
+            schema = held.schema if held is not None else _schema_of(spark, key)
+            return Source(key.name, location, (), schema, held=held)
         if key.kind == "delta" and location.is_delta:
             schema = _schema_of(spark, key)  # with Spark's Delta connector, its schema
             if schema is not None:
@@ -261,45 +250,6 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool, settings: _Settings
     except (SkipIndexError, OSError, ValueError):
         return None
     return None
-
-
-def _view_schema(
-    spark: Any, entry: Registration, location: TableLocation, settings: _Settings
-) -> Any:
-    """The schema Spark gives the registered view: asked once, then again only
-    when the table's files or the session's settings have changed since.
-
-    Spark infers a folder's schema from its files (their footers, and partition
-    folders from their paths) and the session's settings; asking analyses the
-    view, which lists the folder and reads a footer, about what the query itself
-    costs Spark to plan. A listing of the same files (path, size, mtime) under the
-    same settings gets the same schema."""
-    state = _fingerprint(location, settings)
-    cached = _schemas.get(spark, {}).get(entry.name.lower())
-    if state is not None and cached is not None and cached[0] is entry and cached[1] == state:
-        return cached[2]
-    schema = spark.table(_quoted(entry.name)).schema
-    if state is not None:
-        _schemas.setdefault(spark, {})[entry.name.lower()] = (entry, state, schema)
-    return schema
-
-
-def _fingerprint(location: TableLocation, settings: _Settings) -> tuple[Any, ...] | None:
-    """What Spark's schema of the table depends on: its files, any summary files
-    beside them and the session's settings (None: not known, ask Spark)."""
-    try:
-        listing = location.list_table()
-        summaries = location.fs.get_file_info(
-            [f"{location.root}/_metadata", f"{location.root}/_common_metadata"]
-        )
-        session = settings.items
-    except Exception:
-        return None
-    files = hashlib.sha256()
-    for part in (listing.paths.to_pylist(), listing.sizes.tolist(), listing.mtimes_ms.tolist()):
-        files.update(repr(part).encode())
-    stamps = tuple((int(i.type), i.size, i.mtime_ns) for i in summaries)
-    return files.hexdigest(), tuple(listing.not_parquet), stamps, session
 
 
 def _schema_of(spark: Any, key: TableKey) -> Any:

@@ -110,7 +110,13 @@ def _pruned(
     if result.kept == result.total and not source.must_replace:
         return done(result, None, "every file can hold a match")
     frame = kept_rows(
-        spark, result, source.location, view, schema=source.schema, row_groups=row_groups
+        spark,
+        result,
+        source.location,
+        view,
+        schema=source.schema,
+        row_groups=row_groups,
+        held=source.held,
     )
     if frame is None:
         return done(result, None, _READ_WHOLE)
@@ -121,33 +127,27 @@ def _pruned(
 
 
 def reference_whole(spark: Any, reference: Reference, source: Source | None) -> Any:
-    """``reference`` read whole with the schema known here: the registered view's
-    folder, or the ``parquet.`` path as written (None: read as written)."""
-    key = reference.key
-    if source is None or reference.why_whole is not None or key.kind == "delta":
+    """``reference`` read whole (None: read as written). A registered view is
+    read as written: it is itself the relation that holds the table's listing.
+    A ``parquet.`` path is the relation held for its folder while the folder's
+    files are the same (:func:`whole_frame`)."""
+    if source is None or reference.why_whole is not None or source.registered:
         return None
-    return whole_frame(spark, source, source.location.user_root if key.kind == "name" else key.name)
+    if reference.key.kind != "parquet":
+        return None
+    return whole_frame(spark, source)
 
 
-def whole_frame(spark: Any, source: Source, path: str) -> Any:
-    """Every row of the Parquet folder ``path`` (as the reference spells it, or as
-    the registered view does), read as Spark reads the reference, but typed by the
-    schema already known (None: read it as written).
-
-    A view of a folder (``SELECT * FROM parquet.`path```) costs Spark a schema
-    inference from the footers each time a query is analysed (0.1 s a reference
-    at TPC-DS SF1, a job and a view's text to analyse); the registered view's
-    schema is known here, asked of Spark when the folder or the session's
-    settings last changed. The folder is still listed at analysis, as the view's
-    is, unless an in-place cluster may be moving its files (then the reference
-    is read as written: no listing of the moving folder beyond Spark's own)."""
-    location = source.location
-    if source.must_replace or source.delta_version is not None or location.is_delta:
+def whole_frame(spark: Any, source: Source) -> Any:
+    """Every row of the Parquet folder ``source`` names, from the relation held for
+    it (:mod:`~skipindex.reading.held`): Spark neither lists the folder nor infers
+    its schema again, where ``parquet.`path``` costs both at every analysis
+    (0.1 s a reference at TPC-DS SF1). None where no relation is held (Spark
+    Connect), or where an in-place cluster may be moving the folder's files (then
+    it is read as written: a listing of the moving folder is Spark's own)."""
+    if source.held is None or source.must_replace or plans_in_flux(source.location):
         return None
-    if plans_in_flux(location):
-        return None
-    frame = spark.read.schema(source.schema).parquet(path)
-    return _typed_as(frame, source.schema)
+    return _typed_as(source.held, source.schema)
 
 
 def _same_snapshot(source: Source) -> bool:

@@ -1,0 +1,142 @@
+"""Relations Spark holds: a folder listed and its schema inferred once, reused.
+
+Plain Spark at its best holds a table's listing and schema in the relation a
+DataFrame view or a catalog table keeps (``spark.read.parquet(path)`` lists the
+folder and reads footers once; every query over the view reuses them). This
+module holds the same for skipindex: one relation per folder, session and state
+of the folder, and the kept files of a prune given to Spark as that relation
+without the skipped files' rows.
+
+Skipped files leave by a filter on ``_metadata.file_path``, which Spark's file
+index applies to its held listing before any file is opened (no new listing,
+no path looked up), and which keeps the relation's statistics, so Spark plans
+its joins as it would over the view. The filter names the files to leave out
+(``NOT IN``), never the files to keep: a path spelled otherwise than Spark
+spells it leaves that file in, a missed skip and never a lost row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from skipindex.pruning.result import PruneResult
+from skipindex.store.location import TableLocation
+from skipindex.store.swaps import plans_in_flux
+
+__all__ = [
+    "folder_state",
+    "held_folder",
+    "held_is_safe",
+    "session_settings",
+    "spark_file_path",
+    "without_files",
+]
+
+# Per session: folder root -> (its state when held, the relation).
+_held: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+
+# What java.net.URI leaves as it is in a path: unreserved, punctuation, "/" and "@"
+# (other ASCII is escaped as %XX; other characters are kept unless spaces or controls).
+_URI_PATH_ASCII = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.!~*'(),;:$&+=/@"
+)
+
+
+def spark_file_path(path: str) -> str:
+    """How Spark spells local file ``path`` in ``_metadata.file_path``: Hadoop's
+    ``Path.toUri().toString()``, ``file:`` and the path with what a URI path may
+    not hold escaped (``/t/a b#1.parquet`` -> ``file:/t/a%20b%231.parquet``)."""
+    out = []
+    for char in path:
+        if char in _URI_PATH_ASCII or (ord(char) > 127 and not (char.isspace() or _control(char))):
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return "file:" + "".join(out)
+
+
+def _control(char: str) -> bool:
+    return ord(char) < 32 or 127 <= ord(char) < 160
+
+
+def without_files(frame: Any, location: TableLocation, skipped: list[str]) -> Any | None:
+    """``frame`` (a relation over ``location``'s folder) without the rows of the
+    ``skipped`` files (full paths as prune returns them); None where Spark's
+    spelling of the paths is not known here (a file system other than local)."""
+    if not skipped:
+        return frame
+    if not isinstance(location.fs, pafs.LocalFileSystem):
+        return None
+    from pyspark.sql import functions as F  # noqa: N812
+
+    spelled = [spark_file_path(path) for path in skipped]
+    return frame.where(~F.col("_metadata.file_path").isin(spelled))
+
+
+def folder_state(location: TableLocation, settings: Any) -> tuple[Any, ...] | None:
+    """What Spark's relation over the folder depends on: its files (path, size,
+    mtime), summary files beside them and the session's ``settings`` (None: not
+    known, ask Spark again)."""
+    try:
+        listing = location.list_table()
+        summaries = location.fs.get_file_info(
+            [f"{location.root}/_metadata", f"{location.root}/_common_metadata"]
+        )
+    except Exception:
+        return None
+    files = hashlib.sha256()
+    for part in (listing.paths.to_pylist(), listing.sizes.tolist(), listing.mtimes_ms.tolist()):
+        files.update(repr(part).encode())
+    stamps = tuple((int(i.type), i.size, i.mtime_ns) for i in summaries)
+    return files.hexdigest(), tuple(listing.not_parquet), stamps, settings
+
+
+def session_settings(spark: Any) -> str | None:
+    """Every SQL setting of a classic session as one string; None on Spark Connect
+    (or wherever the JVM session is out of reach)."""
+    try:
+        return str(spark._jsparkSession.sessionState().conf().getAllConfs().toString())
+    except Exception:
+        return None
+
+
+def held_is_safe(location: TableLocation, result: PruneResult) -> bool:
+    """Whether a relation holding the folder's listing may stand for ``result``'s
+    kept files: it names every skipped file, none is another format's (Spark
+    would fail on it) and no in-place cluster is moving files (a held listing
+    would name files moved away; the kept files, named, are found again)."""
+    return (
+        len(result.skipped_files) == result.skipped
+        and not (result.not_parquet or result.swapping)
+        and not plans_in_flux(location)
+    )
+
+
+def held_folder(spark: Any, location: TableLocation) -> Any | None:
+    """A relation over every Parquet file of ``location``'s folder, as
+    ``spark.read.parquet(folder)`` reads it: made once, and again only when the
+    folder's files or the session's ``settings`` changed (:func:`folder_state`),
+    so a query over the same folder lists nothing and infers no schema. None on
+    Spark Connect (whose server analyses a plan afresh each time it runs), and
+    where the folder changed while Spark listed it."""
+    settings = session_settings(spark)
+    if settings is None:
+        return None
+    state = folder_state(location, settings)
+    held = _held.setdefault(spark, {})
+    found = held.get(location.user_root)
+    if state is not None and found is not None and found[0] == state:
+        return found[1]
+    from skipindex.spark.session import escape_glob
+
+    frame = spark.read.parquet(escape_glob(location.user_root))
+    if state is None or folder_state(location, settings) != state:
+        # Changed while Spark listed it (a writer, a swap): Spark's listing may hold
+        # half of the change. Not held: the kept files are named instead.
+        return None
+    held[location.user_root] = (state, frame)
+    return frame

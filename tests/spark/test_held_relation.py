@@ -1,0 +1,106 @@
+"""The relation si.read and si.sql hold per folder (reading/held.py), and the
+skipped files left out of it by ``_metadata.file_path``: on names Spark escapes
+(spaces, ``%``, ``#``, non-ASCII, escaped partition values), Spark's file index
+opens exactly the kept files and the rows are Spark's own; a folder that changes
+is held anew."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+from skipindex.reading import held as held_module
+from tests._support import exact_rows
+
+pytestmark = pytest.mark.spark
+
+FOLDERS = ["s=x", "s=a%20b", "s=é ü", "s=1#2"]
+
+
+@pytest.fixture
+def odd(spark: Any, tmp_path: Path) -> Path:
+    root = tmp_path / "ta b%c#é"
+    for number, folder in enumerate(FOLDERS):
+        target = root / folder / f"part {number}#x%20é.parquet"
+        target.parent.mkdir(parents=True)
+        ids = pa.array(range(number * 10, number * 10 + 10), pa.int64())
+        pq.write_table(pa.table({"id": ids, "v": pa.array([number] * 10, pa.int32())}), target)
+    si.build_index(str(root), [si.MinMax("id")], spark=spark)
+    return root
+
+
+def _files_opened(frame: Any) -> int:
+    """Files Spark's scans opened for ``frame`` (its collected plan's metrics)."""
+    plan = frame._jdf.queryExecution().executedPlan()
+    plan.executeCollect()  # this very plan's metrics (an action may plan anew)
+    todo, opened = [plan], 0
+    while todo:
+        node = todo.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            todo.append(node.executedPlan())
+            continue
+        if name.endswith("QueryStageExec"):
+            todo.append(node.plan())
+            continue
+        metric = node.metrics().get("numFiles")
+        if metric.isDefined():
+            opened += int(metric.get().value())
+        children = node.children()
+        todo.extend(children.apply(at) for at in range(children.size()))
+    return opened
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
+def test_skipped_files_are_left_out_by_sparks_own_spelling(spark, odd, zone):
+    spark.conf.set("spark.sql.session.timeZone", zone)
+    try:
+        for where in ("id >= 10 AND id < 30", "id = 35 OR id = 5", "id > 1000"):
+            expected = spark.read.parquet(str(odd)).where(where)
+            result = si.prune(str(odd), where)
+            got = si.read(spark, str(odd), where, row_groups=False)
+            assert exact_rows(got) == exact_rows(expected), where
+            if result.kept:
+                assert _files_opened(got) == result.kept < 4, where
+            query = f"SELECT id, s FROM parquet.`{odd}` WHERE {where}"
+            plan = si.sql_plan(spark, query, row_groups=False)
+            assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_a_folder_is_held_once_and_again_when_it_changes(spark, odd, monkeypatch):
+    made: list[Any] = []
+    real = held_module.held_folder
+
+    def counted(session: Any, location: Any) -> Any:
+        frame = real(session, location)
+        if not made or made[-1] is not frame:
+            made.append(frame)
+        return frame
+
+    monkeypatch.setattr(held_module, "held_folder", counted)
+    monkeypatch.setattr("skipindex.reading.read.held_folder", counted)
+    where = "id < 15"
+    first = exact_rows(si.read(spark, str(odd), where))
+    assert exact_rows(si.read(spark, str(odd), where)) == first
+    assert len(made) == 1  # the second read holds the same relation
+    extra = pa.table({"id": pa.array([1], pa.int64()), "v": pa.array([9], pa.int32())})
+    pq.write_table(extra, odd / "s=x" / "later.parquet")
+    again = exact_rows(si.read(spark, str(odd), where))
+    assert again == exact_rows(spark.read.parquet(str(odd)).where(where))
+    assert len(again) == len(first) + 1
+    assert len(made) == 2
+
+
+def test_a_folder_changed_while_spark_lists_it_is_not_held(spark, odd, monkeypatch):
+    states = iter([("before",), ("after",)])
+    monkeypatch.setattr(held_module, "folder_state", lambda *_: next(states))
+    from skipindex.store.location import locate
+
+    assert held_module.held_folder(spark, locate(str(odd))) is None
