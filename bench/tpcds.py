@@ -8,8 +8,10 @@ on every key (each ``_sk`` column, and the facts' order and ticket numbers, whic
 join sales to returns), bit-sliced bitmaps on the facts' date, item and customer
 keys and order and ticket numbers, equality bitmaps on dimension strings and
 bit-sliced bitmaps on dimension numbers and dates. Every table is a view
-``si.register`` made, so ``spark.sql(q)`` is plain Spark over the same views and
-``si.sql(spark, q)`` is the same query pruned.
+``si.register`` made: a view of a DataFrame (``spark.read.parquet(folder)``),
+which holds the folder's listing and schema as a user's own DataFrame view or
+catalog table does. So ``spark.sql(q)`` is plain Spark at its best over those
+views, and ``si.sql(spark, q)`` the same query pruned, in the same session.
 
 Per query: the fact files read of those its fact references list (and the files
 the index kept: a reference whose saving is too small to pay for naming its kept
@@ -50,7 +52,9 @@ from skipindex.spark.session import local_session  # noqa: E402
 from tests._tpcds import FACTS, queries, register, tpcds, tpcds_indexes  # noqa: E402
 
 DATA = HERE / "data"
-TARGETS = {"total": 0.8, "geomean": 1.3, "worst": 0.95, "facts read": 0.30}
+# The targets against plain Spark over DataFrame views (the issue "Faster than plain
+# Spark at its best"); fact files read stays the earlier issue's 30 %.
+TARGETS = {"total": 0.75, "geomean": 1.35, "worst": 0.95, "facts read": 0.30, "added ms": 30.0}
 
 
 @dataclass
@@ -66,6 +70,7 @@ class QueryRun:
     same_rows: bool
     runs: int  # timed runs per side
     speedup_of_two: float  # the same ratio from the first two runs alone
+    replaced: int = 0  # references read from their kept files (0: every one as written)
 
     @property
     def speedup(self) -> float:
@@ -76,13 +81,13 @@ def _speedup(si_seconds: float, spark_seconds: float) -> float:
     return spark_seconds / max(si_seconds, 1e-9)
 
 
-def _fact_files(plan: Any) -> tuple[int, int, int]:
+def _fact_files(plan: Any, facts: Any = FACTS) -> tuple[int, int, int]:
     """(files listed, files read, files the index kept) over the fact references of a
     planned query: a reference read whole (its saving too small to pay for naming
     the kept files) reads every file its prune kept and the rest."""
     listed = read = kept = 0
     for reference in plan.references:
-        if reference.table is None or Path(reference.table).name not in FACTS:
+        if reference.table is None or Path(reference.table).name not in facts:
             continue
         result = reference.result
         total = result.total if result is not None else _listed(reference.table)
@@ -113,7 +118,9 @@ def rounds_for(slower_best: float, runs: int, budget: float) -> int:
     return max(runs, min(MAX_RUNS, wanted))
 
 
-def run_query(spark: Any, name: str, query: str, runs: int, budget: float = 0.0) -> QueryRun:
+def run_query(
+    spark: Any, name: str, query: str, runs: int, budget: float = 0.0, facts: Any = FACTS
+) -> QueryRun:
     def plain() -> list[Any]:
         return spark.sql(query).collect()
 
@@ -141,7 +148,7 @@ def run_query(spark: Any, name: str, query: str, runs: int, budget: float = 0.0)
     for round_ in range(runs, rounds_for(max(min(si_times), min(spark_times)), runs, budget)):
         one_round(round_)
     assert plan is not None
-    listed, read, kept = _fact_files(plan)
+    listed, read, kept = _fact_files(plan, facts)
     same = sorted(map(repr, rows)) == sorted(map(repr, expected))
     return QueryRun(
         name,
@@ -155,6 +162,7 @@ def run_query(spark: Any, name: str, query: str, runs: int, budget: float = 0.0)
         same,
         len(si_times),
         _speedup(min(si_times[:2]), min(spark_times[:2])),
+        sum(1 for reference in plan.references if reference.replaced),
     )
 
 
@@ -177,12 +185,26 @@ def summary(results: list[QueryRun]) -> dict[str, float]:
         "slower than 0.95x": sum(r.speedup < 0.95 for r in results),
         "same rows": sum(r.same_rows for r in results),
         "planning seconds": sum(r.planning for r in results),
+        **_added(results),
     }
+
+
+def _added(results: list[QueryRun]) -> dict[str, float]:
+    """What si.sql adds to a query none of whose references it replaces (each read
+    as written): its time less plain Spark's, median and most, in milliseconds."""
+    added = sorted((r.si_seconds - r.spark_seconds) * 1000 for r in results if not r.replaced)
+    if not added:
+        return {"as written": 0}
+    middle = added[len(added) // 2]
+    return {"as written": len(added), "added ms": middle, "added ms, most": added[-1]}
 
 
 def render(results: list[QueryRun], totals: dict[str, float], title: str) -> str:
     lines = [
         f"## {title}",
+        "",
+        "Plain Spark (spark.sql) over views of DataFrames, which hold each folder's "
+        "listing and schema; si.sql over the same views, in the same session.",
         "",
         "| query | fact files read | kept by the index | of | si.sql planning (ms) | si.sql (s) "
         "| spark.sql (s) | speedup | runs | speedup, first two runs | rows | same rows |",
@@ -212,7 +234,8 @@ def render(results: list[QueryRun], totals: dict[str, float], title: str) -> str
         "were no reference read whole because its saving was too small to pay. "
         "From each side's first two runs alone (a short query runs more): slowest "
         f"{totals['worst of two']:.2f}x ({min(results, key=lambda r: r.speedup_of_two).name}), "
-        f"{totals['slower than 0.95x, first two runs']:.0f} slower than 0.95x.",
+        f"{totals['slower than 0.95x, first two runs']:.0f} slower than 0.95x. "
+        f"{_added_text(totals)}",
         "",
         "| target | wanted | measured | met |",
         "|---|---|---|---|",
@@ -225,7 +248,24 @@ def render(results: list[QueryRun], totals: dict[str, float], title: str) -> str
         f"| fact files read, of those referenced | <= {TARGETS['facts read']:.0%} | "
         f"{totals['facts read']:.1%} | {'yes' if met['facts read'] else 'no'} |",
     ]
+    if totals.get("as written"):
+        added = totals["added ms"]
+        lines.append(
+            f"| added time where no reference is replaced (median) | <= "
+            f"{TARGETS['added ms']:.0f} ms | {added:.0f} ms | "
+            f"{'yes' if added <= TARGETS['added ms'] else 'no'} |"
+        )
     return "\n".join(lines) + "\n"
+
+
+def _added_text(totals: dict[str, float]) -> str:
+    if not totals.get("as written"):
+        return "Every query had a reference read from its kept files."
+    return (
+        f"{totals['as written']:.0f} queries had every reference read as written: si.sql "
+        f"added {totals['added ms']:.0f} ms to them (median), {totals['added ms, most']:.0f} ms "
+        "at most (their time less plain Spark's; noise included)."
+    )
 
 
 def plot(results: list[QueryRun], target: Path) -> None:

@@ -86,10 +86,11 @@ def exclusive(lock: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _env_python() -> Path:
-    """The helper venv's interpreter, made (with DuckDB and its tpcds extension) if new."""
+def env_python() -> Path:
+    """The helper venv's interpreter, made (with DuckDB and its tpcds and tpch
+    extensions: bench/tpch.py generates TPC-H there) if new."""
     python = ENV / "bin" / "python"
-    marker = ENV / f".installed-duckdb-{DUCKDB}"
+    marker = ENV / f".installed-duckdb-{DUCKDB}-tpch"
     with exclusive(ROOT / ".venv-tpcds.lock"):
         if not marker.exists():
             _make_env(python, marker)
@@ -98,7 +99,11 @@ def _env_python() -> Path:
 
 def _make_env(python: Path, marker: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(ENV)], check=True)
-    packages = [f"duckdb=={DUCKDB}", f"duckdb-extension-tpcds=={DUCKDB}"]
+    packages = [
+        f"duckdb=={DUCKDB}",
+        f"duckdb-extension-tpcds=={DUCKDB}",
+        f"duckdb-extension-tpch=={DUCKDB}",
+    ]
     subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", *packages],
         check=True,
@@ -120,7 +125,7 @@ def tpcds(folder: Path, scale: float, fact_files: int) -> Path:
     folder.mkdir(parents=True)
     subprocess.run(
         [
-            str(_env_python()),
+            str(env_python()),
             "-c",
             _GENERATE,
             str(scale),
