@@ -237,6 +237,28 @@ def exact_rows(frame: Any) -> list[str]:
     return sorted(repr(tuple(r)) for r in frame.collect())
 
 
+def files_opened(frame: Any) -> int:
+    """Files Spark's scans opened for ``frame`` (its collected plan's metrics)."""
+    plan = frame._jdf.queryExecution().executedPlan()
+    plan.executeCollect()  # this very plan's metrics (an action may plan anew)
+    todo, opened = [plan], 0
+    while todo:
+        node = todo.pop()
+        name = node.getClass().getSimpleName()
+        if name == "AdaptiveSparkPlanExec":
+            todo.append(node.executedPlan())
+            continue
+        if name.endswith("QueryStageExec"):
+            todo.append(node.plan())
+            continue
+        metric = node.metrics().get("numFiles")
+        if metric.isDefined():
+            opened += int(metric.get().value())
+        children = node.children()
+        todo.extend(children.apply(at) for at in range(children.size()))
+    return opened
+
+
 def what_is_read(plan: Any) -> list[Any]:
     """Per reference of ``plan``: whether it is replaced, and the files, row groups
     and rows its view reads (its frame is a function of these and the text)."""

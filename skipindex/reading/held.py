@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import weakref
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow.fs as pafs
@@ -28,6 +29,7 @@ from skipindex.store.location import TableLocation
 from skipindex.store.swaps import plans_in_flux
 
 __all__ = [
+    "Held",
     "folder_state",
     "held_folder",
     "held_is_safe",
@@ -36,8 +38,23 @@ __all__ = [
     "without_files",
 ]
 
+
+
+@dataclass(frozen=True)
+class Held:
+    """A relation Spark holds, and its schema (asked once: a DataFrame's schema
+    never changes, and asking costs a call into the JVM and a JSON parse)."""
+
+    frame: Any
+    schema: Any
+
+    @classmethod
+    def of(cls, frame: Any) -> Held:
+        return cls(frame, frame.schema)
+
+
 # Per session: folder root -> (its state when held, the relation).
-_held: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Any]]] = weakref.WeakKeyDictionary()
+_held: weakref.WeakKeyDictionary[Any, dict[str, tuple[Any, Held]]] = weakref.WeakKeyDictionary()
 
 # What java.net.URI leaves as it is in a path: unreserved, punctuation, "/" and "@"
 # (other ASCII is escaped as %XX; other characters are kept unless spaces or controls).
@@ -116,27 +133,33 @@ def held_is_safe(location: TableLocation, result: PruneResult) -> bool:
     )
 
 
-def held_folder(spark: Any, location: TableLocation) -> Any | None:
+def held_folder(spark: Any, location: TableLocation) -> Held | None:
     """A relation over every Parquet file of ``location``'s folder, as
     ``spark.read.parquet(folder)`` reads it: made once, and again only when the
     folder's files or the session's ``settings`` changed (:func:`folder_state`),
     so a query over the same folder lists nothing and infers no schema. None on
-    Spark Connect (whose server analyses a plan afresh each time it runs), and
-    where the folder changed while Spark listed it."""
+    Spark Connect (whose server analyses a plan afresh each time it runs), where
+    the folder holds files named as another format or changed while Spark listed
+    it, and where Spark cannot read it whole."""
     settings = session_settings(spark)
     if settings is None:
         return None
     state = folder_state(location, settings)
+    if state is not None and state[1]:
+        return None  # files named as another format (x.csv): Spark would fail on them
     held = _held.setdefault(spark, {})
     found = held.get(location.user_root)
     if state is not None and found is not None and found[0] == state:
         return found[1]
     from skipindex.spark.session import escape_glob
 
-    frame = spark.read.parquet(escape_glob(location.user_root))
+    try:
+        frame = spark.read.parquet(escape_glob(location.user_root))
+    except Exception:  # a footer Spark cannot read, say: the kept files are named instead
+        return None
     if state is None or folder_state(location, settings) != state:
         # Changed while Spark listed it (a writer, a swap): Spark's listing may hold
         # half of the change. Not held: the kept files are named instead.
         return None
-    held[location.user_root] = (state, frame)
-    return frame
+    found = held[location.user_root] = (state, Held.of(frame))
+    return found[1]

@@ -108,7 +108,13 @@ def read(
             return iceberg_rows(spark, result, location.iceberg, location.user_root).filter(where)
         held = None if location.is_delta else held_folder(spark, location)
         frame = kept_rows(
-            spark, result, location, view, row_groups=row_groups, whole=folder_frame, held=held
+            spark,
+            result,
+            location,
+            view,
+            row_groups=row_groups,
+            whole=folder_frame,
+            held=held and held.frame,
         )
         assert frame is not None  # given ``whole``, kept_rows always returns a frame
         # DataFrame.filter takes SQL text and (classic or Connect) Columns

@@ -28,7 +28,7 @@ from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
-from skipindex.reading.held import held_folder
+from skipindex.reading.held import Held, held_folder
 from skipindex.reading.read import delta_spark_schema
 from skipindex.sql.derive import Catalog, Parsed
 from skipindex.sql.references import TableKey
@@ -53,7 +53,7 @@ class Registration:
     name: str
     path: str
     storage_options: tuple[tuple[str, str], ...]
-    frame: Any  # the DataFrame the view is: it holds the listing and the schema
+    held: Held  # the DataFrame the view is: it holds the listing and the schema
     delta_version: int | None  # Delta: the snapshot the view is
 
 
@@ -120,13 +120,13 @@ def register(
         version = delta_version(location.uri, location.user_root, dict(location.options))
         frame = _delta_frame(spark, location)
         frame.createOrReplaceTempView(name)
-        entry = Registration(name, location.user_root, options, frame, version)
+        entry = Registration(name, location.user_root, options, Held.of(frame), version)
     else:
         from skipindex.spark.session import escape_glob
 
         frame = spark.read.parquet(escape_glob(location.user_root))
         frame.createOrReplaceTempView(name)
-        entry = Registration(name, location.user_root, options, frame, None)
+        entry = Registration(name, location.user_root, options, Held.of(frame), None)
     _registrations.setdefault(spark, {})[name.lower()] = entry
 
 
@@ -172,10 +172,10 @@ def _still_registered(spark: Any, entry: Registration) -> bool:
         if not found.isDefined():
             return False
         plan = found.get().plan()
-        return bool(plan.isDefined() and plan.get().equals(_analyzed(entry.frame)))
+        return bool(plan.isDefined() and plan.get().equals(_analyzed(entry.held.frame)))
     except Exception:  # Spark Connect: no JVM here; ask Spark whether the plans agree
         try:
-            return bool(spark.table(_quoted(entry.name)).sameSemantics(entry.frame))
+            return bool(spark.table(_quoted(entry.name)).sameSemantics(entry.held.frame))
         except Exception:
             return False
 
@@ -225,12 +225,12 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
             if entry is None:
                 return None
             location = locate(entry.path, dict(entry.storage_options))
-            held = entry.frame if entry.delta_version is None else None
+            held = entry.held.frame if entry.delta_version is None else None
             return Source(
                 entry.path,
                 location,
                 entry.storage_options,
-                entry.frame.schema,  # the view's own: it holds its schema
+                entry.held.schema,  # the view's own: it holds its schema
                 delta_version=entry.delta_version,
                 held=held,
                 registered=True,
@@ -240,8 +240,9 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
             if location.is_delta:
                 return None  # Spark reads the folder's files, removed ones included
             held = held_folder(spark, location)
-            schema = held.schema if held is not None else _schema_of(spark, key)
-            return Source(key.name, location, (), schema, held=held)
+            if held is None:
+                return Source(key.name, location, (), _schema_of(spark, key))
+            return Source(key.name, location, (), held.schema, held=held.frame)
         if key.kind == "delta" and location.is_delta:
             schema = _schema_of(spark, key)  # with Spark's Delta connector, its schema
             if schema is not None:

@@ -15,7 +15,7 @@ import pytest
 
 import skipindex as si
 from skipindex.reading import held as held_module
-from tests._support import exact_rows
+from tests._support import exact_rows, files_opened
 
 pytestmark = pytest.mark.spark
 
@@ -34,28 +34,6 @@ def odd(spark: Any, tmp_path: Path) -> Path:
     return root
 
 
-def _files_opened(frame: Any) -> int:
-    """Files Spark's scans opened for ``frame`` (its collected plan's metrics)."""
-    plan = frame._jdf.queryExecution().executedPlan()
-    plan.executeCollect()  # this very plan's metrics (an action may plan anew)
-    todo, opened = [plan], 0
-    while todo:
-        node = todo.pop()
-        name = node.getClass().getSimpleName()
-        if name == "AdaptiveSparkPlanExec":
-            todo.append(node.executedPlan())
-            continue
-        if name.endswith("QueryStageExec"):
-            todo.append(node.plan())
-            continue
-        metric = node.metrics().get("numFiles")
-        if metric.isDefined():
-            opened += int(metric.get().value())
-        children = node.children()
-        todo.extend(children.apply(at) for at in range(children.size()))
-    return opened
-
-
 @pytest.mark.parametrize("zone", ["UTC", "America/Los_Angeles"])
 def test_skipped_files_are_left_out_by_sparks_own_spelling(spark, odd, zone):
     spark.conf.set("spark.sql.session.timeZone", zone)
@@ -66,7 +44,7 @@ def test_skipped_files_are_left_out_by_sparks_own_spelling(spark, odd, zone):
             got = si.read(spark, str(odd), where, row_groups=False)
             assert exact_rows(got) == exact_rows(expected), where
             if result.kept:
-                assert _files_opened(got) == result.kept < 4, where
+                assert files_opened(got) == result.kept < 4, where
             query = f"SELECT id, s FROM parquet.`{odd}` WHERE {where}"
             plan = si.sql_plan(spark, query, row_groups=False)
             assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
@@ -99,7 +77,7 @@ def test_a_folder_is_held_once_and_again_when_it_changes(spark, odd, monkeypatch
 
 
 def test_a_folder_changed_while_spark_lists_it_is_not_held(spark, odd, monkeypatch):
-    states = iter([("before",), ("after",)])
+    states = iter([("before", (), (), ""), ("after", (), (), "")])
     monkeypatch.setattr(held_module, "folder_state", lambda *_: next(states))
     from skipindex.store.location import locate
 
