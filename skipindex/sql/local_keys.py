@@ -103,7 +103,13 @@ def local_keys(
         if result is None:
             return None
     widened = any(result.rows_of(f) is None for f in result.files)  # a file read whole
-    if widened and not whole_files:
+    # Where every condition has an exact bitmap, a file a row-by-row prune left whole
+    # is one the bitmaps found (about) every row of to match: reading its keys costs
+    # milliseconds where Spark's key query over the same rows costs a job, and more
+    # than the bound of them there means more in Spark's too. Keys only ever decide
+    # what is skipped, never a row: a wrong guess here costs time, not an answer.
+    exact = all(EXACT & k for k in kinds)
+    if widened and not (whole_files or exact):
         return None
     target = _arrow_type(source.schema, column, view.case_sensitive)
     if target is None or any(
@@ -131,7 +137,7 @@ def local_keys(
         found.update(values)
         if len(found) > bound and not ranged:
             # a whole file's keys are more than its matching rows': Spark may find fewer
-            return Found(None) if all(EXACT & k for k in kinds) and not widened else None
+            return Found(None) if exact else None
     if len(found) <= bound:
         return Found(sorted(found))
     ordered = np.array(sorted(found), dtype=np.int64)
