@@ -39,7 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from tpcds import _collect_garbage, render, run_query, summary  # noqa: E402
+from tpcds import QueryRun, _collect_garbage, render, run_query, summary  # noqa: E402
 
 import skipindex as si  # noqa: E402
 from skipindex.spark.session import local_session  # noqa: E402
@@ -140,6 +140,31 @@ def queries(folder: Path, spark: Any) -> dict[str, str]:
     return spark_queries(folder, spark)
 
 
+def write_report(
+    results: list[QueryRun], scale: float, files: int, layout: str, save: bool
+) -> None:
+    """The table and the target, printed (and, for the whole run, kept in bench/)."""
+    totals = summary(results)
+    title = (
+        f"TPC-H SF{scale:g}, lineitem and orders in {files} files by "
+        f"{'their dates' if layout == 'dates' else 'order key'} ({len(results)} queries)"
+    )
+    target = TARGETS[layout]
+    text = render(results, totals, title).split("\n| target |")[0].rstrip() + "\n"
+    text += (
+        f"\nTarget: total time, si.sql / spark.sql <= {target} and no query below 0.95x: "
+        f"{totals['total']:.2f}, slowest {totals['worst']:.2f}x "
+        f"({'met' if totals['total'] <= target and totals['worst'] >= 0.95 else 'not met'}).\n"
+    )
+    print(text)
+    if save:
+        stem = f"tpch-sf{scale:g}-{layout}".replace(".", "_")
+        (HERE / f"{stem.upper()}.md").write_text(text)
+        (HERE / f"{stem}.json").write_text(
+            json.dumps({"totals": totals, "queries": [asdict(r) for r in results]}, indent=1)
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layout", choices=("dates", "keys"), default="dates")
@@ -148,7 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--queries", default="", help="q01,q03,... (default: all 22)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per side, at least")
     parser.add_argument("--budget", type=float, default=6.0, help="see bench/tpcds.py")
+    parser.add_argument("--render", action="store_true", help="only render the saved run again")
     args = parser.parse_args(argv)
+    if args.render:
+        stem = f"tpch-sf{args.scale:g}-{args.layout}".replace(".", "_")
+        saved = json.loads((HERE / f"{stem}.json").read_text())["queries"]
+        runs = [QueryRun(**q) for q in saved]
+        write_report(runs, args.scale, args.files, args.layout, save=True)
+        return 0
     folder = tpch(args.scale, args.files, args.layout)
     spark = local_session(cores=2, app_name="skipindex-bench-tpch")
     names = sorted(p.name for p in folder.iterdir() if p.is_dir() and p.name != "queries")
@@ -168,25 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"facts {result.fact_read}/{result.fact_files}, same rows: {result.same_rows}",
             flush=True,
         )
-    totals = summary(results)
-    title = (
-        f"TPC-H SF{args.scale:g}, lineitem and orders in {args.files} files by "
-        f"{'their dates' if args.layout == 'dates' else 'order key'} ({len(results)} queries)"
-    )
-    target = TARGETS[args.layout]
-    text = render(results, totals, title).split("\n| target |")[0].rstrip() + "\n"
-    text += (
-        f"\nTarget: total time, si.sql / spark.sql <= {target} and no query below 0.95x: "
-        f"{totals['total']:.2f}, slowest {totals['worst']:.2f}x "
-        f"({'met' if totals['total'] <= target and totals['worst'] >= 0.95 else 'not met'}).\n"
-    )
-    print(text)
-    if not args.queries:
-        stem = f"tpch-sf{args.scale:g}-{args.layout}".replace(".", "_")
-        (HERE / f"{stem.upper()}.md").write_text(text)
-        (HERE / f"{stem}.json").write_text(
-            json.dumps({"totals": totals, "queries": [asdict(r) for r in results]}, indent=1)
-        )
+    write_report(results, args.scale, args.files, args.layout, save=not args.queries)
     return 0
 
 

@@ -106,11 +106,14 @@ def local_keys(
     # Where every condition has an exact bitmap, a file a row-by-row prune left whole
     # is one the bitmaps found (about) every row of to match: reading its keys costs
     # milliseconds where Spark's key query over the same rows costs a job, and more
-    # than the bound of them there means more in Spark's too. Keys only ever decide
-    # what is skipped, never a row: a wrong guess here costs time, not an answer.
+    # than the bound of them there means more in Spark's too. Only that is taken from
+    # such a read unless ``whole_files``: fewer keys are left to Spark as before (a
+    # long list from whole files, pruning a side already narrowed, did not pay).
+    # Keys only ever decide what is skipped, never a row: a wrong guess costs time.
     exact = all(EXACT & k for k in kinds)
     if widened and not (whole_files or exact):
         return None
+    only_past_bound = widened and not whole_files
     target = _arrow_type(source.schema, column, view.case_sensitive)
     if target is None or any(
         same_name(p.name, column, view.case_sensitive) for p in result.partitions
@@ -138,6 +141,8 @@ def local_keys(
         if len(found) > bound and not ranged:
             # a whole file's keys are more than its matching rows': Spark may find fewer
             return Found(None) if exact else None
+    if only_past_bound:
+        return None  # at most the bound: Spark is asked, as without this read
     if len(found) <= bound:
         return Found(sorted(found))
     ordered = np.array(sorted(found), dtype=np.int64)
