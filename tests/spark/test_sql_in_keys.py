@@ -188,3 +188,28 @@ def test_sales_narrowed_by_a_later_round_give_their_orders_to_the_returns(
     assert 0 < holding < FILES
     assert _kept(plan, "returns") == holding, plan.explain()
     assert "keys of sales pruned returns, read from its kept rows" in plan.explain(), plan.explain()
+
+
+def test_more_keys_than_the_bound_in_whole_files_asks_no_spark_job(spark, orders, monkeypatch):
+    # days spanning sales files 2-4 whole: their order numbers, read from the files,
+    # are more than a bound of 12, and so are Spark's: no Spark key query is run for
+    # them, and the returns are read as the query reads them
+    dynamic = importlib.import_module("skipindex.sql.dynamic")
+    asked: list[str] = []
+    real = dynamic.join_keys
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        asked.append(args[3])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dynamic, "join_keys", counted)
+    monkeypatch.setattr(importlib.import_module("skipindex.sql.key_rounds"), "join_keys", counted)
+    low, high = _days(orders["sales"][2])[0], _days(orders["sales"][4])[1]
+    query = (
+        "SELECT count(*), sum(r.qty) FROM returns r JOIN sales s ON r.ord = s.ord "
+        f"WHERE s.day BETWEEN {low} AND {high}"
+    )
+    plan = si.sql_plan(spark, query, dynamic_keys=12)
+    assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+    assert "keys of sales not used for returns: more than 12 keys (its bitmaps)" in plan.explain()
+    assert not asked, plan.explain()
