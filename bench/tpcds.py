@@ -76,6 +76,14 @@ class QueryRun:
     def speedup(self) -> float:
         return _speedup(self.si_seconds, self.spark_seconds)
 
+    def line(self) -> str:
+        """One line of progress, as the run goes."""
+        return (
+            f"{self.name}: {self.speedup:.2f}x (si.sql {self.si_seconds:.2f} s, spark.sql "
+            f"{self.spark_seconds:.2f} s, planning {self.planning * 1000:.0f} ms), "
+            f"facts {self.fact_read}/{self.fact_files}, same rows: {self.same_rows}"
+        )
+
 
 def _speedup(si_seconds: float, spark_seconds: float) -> float:
     return spark_seconds / max(si_seconds, 1e-9)
@@ -344,12 +352,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _collect_garbage(spark)  # between queries, outside the timings: both sides alike
         result = run_query(spark, name, texts[name], args.runs, args.budget)
         results.append(result)
-        print(
-            f"{name}: {result.speedup:.2f}x (si.sql {result.si_seconds:.2f} s, spark.sql "
-            f"{result.spark_seconds:.2f} s, planning {result.planning * 1000:.0f} ms), "
-            f"facts {result.fact_read}/{result.fact_files}, same rows: {result.same_rows}",
-            flush=True,
-        )
+        print(result.line(), flush=True)
     totals = summary(results)
     title = f"TPC-DS SF{scale:g}, facts in {files} files ({len(results)} queries)"
     text = render(results, totals, title)

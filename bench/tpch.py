@@ -26,10 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -43,70 +40,20 @@ from tpcds import QueryRun, _collect_garbage, render, run_query, summary  # noqa
 
 import skipindex as si  # noqa: E402
 from skipindex.spark.session import local_session  # noqa: E402
-from tests._tpcds import env_python, exclusive  # noqa: E402
+from tests._tpcds import exclusive, generate  # noqa: E402
 
 DATA = HERE / "data"
 FACTS = {"lineitem": {"dates": "l_shipdate", "keys": "l_orderkey"},
          "orders": {"dates": "o_orderdate", "keys": "o_orderkey"}}  # fmt: skip
 TARGETS = {"dates": 0.8, "keys": 1.02}  # total time, si.sql / spark.sql
 
-_GENERATE = r"""
-import json, sys
-from pathlib import Path
-import duckdb
-scale, folder, parts = float(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-order = json.loads(sys.argv[4])
-import duckdb_extension_tpch
-extension = next(Path(duckdb_extension_tpch.__file__).parent.rglob("tpch.duckdb_extension"))
-con = duckdb.connect()
-con.execute(f"LOAD '{extension}'")
-con.execute(f"CALL dbgen(sf={scale})")
-for (table,) in con.execute("SHOW TABLES").fetchall():
-    out = folder / table
-    out.mkdir(parents=True)
-    key = order.get(table)
-    if key is None:
-        con.execute(f"COPY {table} TO '{out}/part-00000.parquet' (FORMAT parquet)")
-        continue
-    con.execute(
-        f"CREATE TEMP TABLE ordered AS SELECT *, ntile({parts}) OVER (ORDER BY {key}, rowid) - 1 "
-        f"AS __part FROM {table} ORDER BY {key}, rowid"
-    )
-    for part in range(parts):
-        con.execute(
-            f"COPY (SELECT * EXCLUDE (__part) FROM ordered WHERE __part = {part}) "
-            f"TO '{out}/part-{part:05d}.parquet' (FORMAT parquet)"
-        )
-    con.execute("DROP TABLE ordered")
-queries = folder / "queries"
-queries.mkdir()
-for number, text in con.execute("SELECT query_nr, query FROM tpch_queries()").fetchall():
-    (queries / f"q{number:02d}.duckdb.sql").write_text(text)
-"""
-
-
 def tpch(scale: float, files: int, layout: str) -> Path:
     """TPC-H at ``scale``, its facts in ``files`` files laid out by ``layout``
     (made once: a READY marker says it is whole)."""
     folder = DATA / f"tpch-sf{scale:g}-{files}-{layout}".replace(".", "_")
+    order = {table: keys[layout] for table, keys in FACTS.items()}
     with exclusive(DATA / ".tpch.lock"):
-        if (folder / "READY").exists():
-            return folder
-        started = time.perf_counter()
-        if folder.exists():
-            import shutil
-
-            shutil.rmtree(folder)
-        folder.mkdir(parents=True)
-        order = {table: keys[layout] for table, keys in FACTS.items()}
-        arguments = [str(scale), str(folder), str(files), json.dumps(order)]
-        subprocess.run(
-            [str(env_python()), "-c", _GENERATE, *arguments],
-            check=True,
-            env={**os.environ, "PYTHONPATH": ""},
-        )
-        (folder / "READY").write_text(f"built in {time.perf_counter() - started:.1f} s\n")
-    return folder
+        return generate(folder, scale, files, order, "tpch")
 
 
 def indexes(table: Path) -> list[Any]:
@@ -194,12 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _collect_garbage(spark)
         result = run_query(spark, name, texts[name], args.runs, args.budget, facts=FACTS)
         results.append(result)
-        print(
-            f"{name}: {result.speedup:.2f}x (si.sql {result.si_seconds:.2f} s, spark.sql "
-            f"{result.spark_seconds:.2f} s, planning {result.planning * 1000:.0f} ms), "
-            f"facts {result.fact_read}/{result.fact_files}, same rows: {result.same_rows}",
-            flush=True,
-        )
+        print(result.line(), flush=True)
     write_report(results, args.scale, args.files, args.layout, save=not args.queries)
     return 0
 

@@ -38,17 +38,19 @@ FACTS = {
     "inventory": "inv_date_sk",
 }
 
+# argv: scale, folder, files per fact table, {fact table: the key it is sorted by},
+# the benchmark ("tpcds" or "tpch": its extension, generator and queries).
 _GENERATE = r"""
-import json, sys
+import importlib, json, sys
 from pathlib import Path
 import duckdb
 scale, folder, parts = float(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3])
-facts = json.loads(sys.argv[4])
-import duckdb_extension_tpcds
-extension = next(Path(duckdb_extension_tpcds.__file__).parent.rglob("tpcds.duckdb_extension"))
+facts, benchmark = json.loads(sys.argv[4]), sys.argv[5]
+package = importlib.import_module(f"duckdb_extension_{benchmark}")
+extension = next(Path(package.__file__).parent.rglob(f"{benchmark}.duckdb_extension"))
 con = duckdb.connect()
 con.execute(f"LOAD '{extension}'")
-con.execute(f"CALL dsdgen(sf={scale})")
+con.execute(f"CALL {'dsdgen' if benchmark == 'tpcds' else 'dbgen'}(sf={scale})")
 for (table,) in con.execute("SHOW TABLES").fetchall():
     out = folder / table
     out.mkdir(parents=True)
@@ -68,7 +70,7 @@ for (table,) in con.execute("SHOW TABLES").fetchall():
     con.execute("DROP TABLE ordered")
 queries = folder / "queries"
 queries.mkdir()
-for number, text in con.execute("SELECT query_nr, query FROM tpcds_queries()").fetchall():
+for number, text in con.execute(f"SELECT query_nr, query FROM {benchmark}_queries()").fetchall():
     (queries / f"q{number:02d}.duckdb.sql").write_text(text)
 """
 
@@ -115,8 +117,32 @@ def _make_env(python: Path, marker: Path) -> None:
 def tpcds(folder: Path, scale: float, fact_files: int) -> Path:
     """TPC-DS at ``scale`` in ``folder`` (made once: a READY marker says it is
     whole), the queries in Spark's dialect under ``folder/queries``."""
+    return generate(folder, scale, fact_files, FACTS, "tpcds")
+
+
+def generate(
+    folder: Path, scale: float, fact_files: int, order: dict[str, str], benchmark: str
+) -> Path:
+    """``benchmark`` ("tpcds", "tpch") at ``scale`` in ``folder``, each table of
+    ``order`` sorted by its key and cut into ``fact_files`` files, every other
+    table one file, and the queries as DuckDB writes them (made once: a READY
+    marker says the folder is whole)."""
     if (folder / "READY").exists():
         return folder
+    started = time.perf_counter()
+    if folder.exists():
+        import shutil
+
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    arguments = [str(scale), str(folder), str(fact_files), json.dumps(order), benchmark]
+    subprocess.run(
+        [str(env_python()), "-c", _GENERATE, *arguments],
+        check=True,
+        env={**os.environ, "PYTHONPATH": ""},
+    )
+    (folder / "READY").write_text(f"built in {time.perf_counter() - started:.1f} s\n")
+    return folder
     started = time.perf_counter()
     if folder.exists():
         import shutil
