@@ -40,7 +40,7 @@ from tpcds import QueryRun, _collect_garbage, render, run_query, summary  # noqa
 
 import skipindex as si  # noqa: E402
 from skipindex.spark.session import local_session  # noqa: E402
-from tests._tpcds import exclusive, generate  # noqa: E402
+from tests._tpcds import dimension_indexes, exclusive, generate  # noqa: E402
 
 DATA = HERE / "data"
 FACTS = {"lineitem": {"dates": "l_shipdate", "keys": "l_orderkey"},
@@ -59,7 +59,6 @@ def tpch(scale: float, files: int, layout: str) -> Path:
 def indexes(table: Path) -> list[Any]:
     """The generic indexes (see the module's docstring)."""
     import pyarrow.parquet as pq
-    import pyarrow.types as pat
 
     schema = pq.read_schema(next(table.glob("*.parquet")))
     fact = table.name in FACTS
@@ -72,10 +71,8 @@ def indexes(table: Path) -> list[Any]:
         if fact:
             if keyed:
                 specs.append(si.BitSlicedBitmap(name))
-        elif pat.is_string(arrow_type) or pat.is_large_string(arrow_type):
-            specs.append(si.EqualityBitmap(name))
-        elif pat.is_integer(arrow_type) or pat.is_decimal(arrow_type) or pat.is_date(arrow_type):
-            specs.append(si.BitSlicedBitmap(name))
+        else:
+            specs.extend(dimension_indexes(name, arrow_type))
     return specs
 
 

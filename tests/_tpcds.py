@@ -219,7 +219,6 @@ def tpcds_indexes(table: Path) -> list[object]:
     numbers do not follow the date); on a dimension,
     equality bitmaps on strings and bit-sliced bitmaps on numbers and dates."""
     import pyarrow.parquet as pq
-    import pyarrow.types as pat
 
     import skipindex as si
 
@@ -233,8 +232,20 @@ def tpcds_indexes(table: Path) -> list[object]:
         if fact:
             if name.endswith(("_date_sk", "_item_sk", "_customer_sk", *KEY_SUFFIXES[1:])):
                 specs.append(si.BitSlicedBitmap(name))
-        elif pat.is_string(arrow_type) or pat.is_large_string(arrow_type):
-            specs.append(si.EqualityBitmap(name))
-        elif pat.is_integer(arrow_type) or pat.is_decimal(arrow_type) or pat.is_date(arrow_type):
-            specs.append(si.BitSlicedBitmap(name))
+        else:
+            specs.extend(dimension_indexes(name, arrow_type))
     return specs
+
+
+def dimension_indexes(name: str, arrow_type: object) -> list[object]:
+    """A dimension column's generic index: an equality bitmap on a string, a
+    bit-sliced bitmap on a number or date, none on others."""
+    import pyarrow.types as pat
+
+    import skipindex as si
+
+    if pat.is_string(arrow_type) or pat.is_large_string(arrow_type):
+        return [si.EqualityBitmap(name)]
+    if pat.is_integer(arrow_type) or pat.is_decimal(arrow_type) or pat.is_date(arrow_type):
+        return [si.BitSlicedBitmap(name)]
+    return []
