@@ -24,5 +24,5 @@ def test_the_knobs_decide_how_a_key_list_is_written():
         listed = key_condition("t", "k", scattered, rows_by_key=True)
     with using(si.PlanningPolicy(bitmap_keys=10)):
         covered = key_condition("t", "k", scattered, rows_by_key=True)
-    assert listed.sql() .startswith("t.k IN (0, 10")
+    assert listed.sql().startswith("t.k IN (0, 10")
     assert covered.sql() == "t.k BETWEEN 0 AND 390"
