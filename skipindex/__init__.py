@@ -46,6 +46,7 @@ from skipindex.pruning.prune import PruneResult, prune
 from skipindex.reading.read import read
 from skipindex.sql.catalog import register
 from skipindex.sql.plan import SqlPlan
+from skipindex.sql.policy import PlanningPolicy
 from skipindex.sql.query import sql, sql_plan
 from skipindex.store.vacuum import vacuum
 
@@ -73,6 +74,7 @@ __all__ = [
     "RepairReport",
     "SessionChangedError",
     "SkipIndexError",
+    "PlanningPolicy",
     "SqlPlan",
     "Suggestion",
     "TableChangedError",

@@ -16,7 +16,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.options import parse_index_option
 from skipindex.pruning.evaluate import ROW_LEVELS
-from skipindex.sql.dynamic import MAX_KEYS, ROW_CODE_KEYS
+from skipindex.sql.policy import DEFAULT as PLANNING
 
 __all__ = ["main", "parse_index_option"]
 
@@ -179,8 +179,8 @@ def _parser() -> argparse.ArgumentParser:
         "--dynamic-keys",
         type=int,
         default=None,
-        help=f"join keys that may prune the other side (default {MAX_KEYS}, "
-        f"{ROW_CODE_KEYS} on bit-sliced bitmaps; 0: none)",
+        help=f"join keys that may prune the other side (default {PLANNING.max_keys}, "
+        f"{PLANNING.row_code_keys} on bit-sliced bitmaps; 0: none)",
     )
     query.add_argument("--time-zone", help="the session time zone (default UTC)")
     query.add_argument("--json", action="store_true", help=_JSON_HELP)

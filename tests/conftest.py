@@ -91,15 +91,16 @@ def connect_server() -> Iterator[tuple[int, str]]:
 @pytest.fixture(autouse=True)
 def _key_queries_on_small_tables(request: pytest.FixtureRequest) -> Iterator[None]:
     """Test tables are kilobytes: si.sql runs its Spark key queries on them as on
-    tables past ``KEY_QUERY_BYTES`` (a test of that bound sets it back)."""
+    tables past the policy's ``key_query_bytes`` (a test of that bound sets it)."""
     if "spark" not in request.fixturenames:
         yield
         return
     import importlib
+    from dataclasses import replace
 
-    sizes = importlib.import_module("skipindex.sql.sizes")
+    policy = importlib.import_module("skipindex.sql.policy")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sizes, "KEY_QUERY_BYTES", 0)
+        patch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, key_query_bytes=0))
         yield
 
 

@@ -10,7 +10,7 @@ fact reference's predicate: every fact row the query keeps equals one of them
 bitmaps skip the files holding none of the keys, whatever the keys' spread;
 min-max skips the files whose range holds none; partition folders too.
 
-The bound (:data:`MAX_KEYS`, ``sql(dynamic_keys=)``) is where the list stops
+The bound (the policy's ``max_keys``, ``sql(dynamic_keys=)``) is where the list stops
 paying: ``bench/sql_keys.py`` measures prune time against list length on
 each index kind. Any failure of the key query (an error Spark raises on a row
 the query itself would never evaluate, say) leaves the fact side as it was.
@@ -31,13 +31,11 @@ from sqlglot import exp
 
 from skipindex.expressions.sql_literals import INTEGER_KEYS
 from skipindex.sql.derive import EquiJoin
+from skipindex.sql.policy import active
 from skipindex.sql.text import escape, run_sql
 
 __all__ = [
-    "BITMAP_KEYS",
-    "MAX_KEYS",
     "RANGES_ONLY",
-    "ROW_CODE_KEYS",
     "Keys",
     "Spans",
     "asked_once",
@@ -49,25 +47,8 @@ __all__ = [
     "spans_condition",
 ]
 
-# Measured by bench/sql_keys.py (bench/SQL.md): on SSB SF10 lineorder (1,000 files)
-# 4,096 scattered keys prune in 161-175 ms by Bloom filters (whose own limit this is)
-# and 70-80 ms by min-max; a whole date dimension's years fit.
-MAX_KEYS = 4096
-# A column with bit-sliced bitmaps reads each row's code, whatever the keys'
-# count: SSB SF10's Q3.4 gives 12,007 customers, which with 846 suppliers and a
-# month keep the 61 of 1,000 lineorder files holding a joined row, in a 0.95 s
-# prune (most of it parsing the list's SQL text) of a 23 s query.
-ROW_CODE_KEYS = 16384
-# Range and equality bitmaps answer a list longer than this key by key (about 25 ms
-# a key on 1,000 files): such a list is given to them as a range. Bit-sliced
-# bitmaps read each candidate row's code instead (indexes/_dense_members.py) and
-# take the list as it is; sql/key_use.py decides whether it is worth trying.
-BITMAP_KEYS = 32
-# Bit-sliced bitmaps answer a range in one pass over every row's slices, and a list
-# in one pass reading every row's code: more runs than this are one list.
-LISTED_RUNS = 2
 # Kinds that answer a key list only by its ranges: a list on a column with no other
-# index is cut to a few ranges (key_use.MINMAX_RANGES), whatever its length.
+# index is cut to a few ranges (the policy's minmax_ranges), whatever its length.
 RANGES_ONLY = frozenset({"minmax", "partition"})
 
 
@@ -94,7 +75,7 @@ class Keys:
 
 def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
     """At most this many keys prune a column with index ``kinds``: the caller's
-    ``dynamic_keys``, else :data:`MAX_KEYS`, or :data:`ROW_CODE_KEYS` with
+    ``dynamic_keys``, else the policy's ``max_keys``, or its ``row_code_keys`` with
     bit-sliced bitmaps or where only min-max (or partition values) answer the
     column: its list is cut to a few ranges (``key_condition``'s ``max_ranges``),
     so its length costs nothing at prune time (q16: the 12,648 catalog orders
@@ -103,8 +84,8 @@ def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
     if dynamic_keys is not None:
         return dynamic_keys
     if "bitsliced_bitmap" in kinds or (kinds and kinds <= RANGES_ONLY):
-        return ROW_CODE_KEYS
-    return MAX_KEYS
+        return active().row_code_keys
+    return active().max_keys
 
 
 def asked_once(
@@ -174,7 +155,7 @@ def key_condition(
     rows: a date dimension's year is one range, which min-max and bitmaps answer
     at once); the other keys an ``IN`` list (Bloom filters, min-max, bitmaps).
     With ``rows_by_key`` (the column's bitmaps would answer a long list key by
-    key, or the list is not expected to skip), more than :data:`BITMAP_KEYS` such
+    key, or the list is not expected to skip), more than the policy's ``bitmap_keys`` such
     keys become the one range covering them instead: fewer files skipped, never
     a matching one. Where no
     index on the column answers ranges (``ranges`` False: Bloom filters only),
@@ -186,7 +167,7 @@ def key_condition(
     a gap) joins the runs across their narrowest gaps until at most that many
     ranges are left: the widest gaps, which skip, stay; thousands of ranges a
     file can never fit between cost their parse for nothing. With ``runs_list``
-    (bit-sliced bitmaps again), more than :data:`LISTED_RUNS` runs are one IN
+    (bit-sliced bitmaps again), more than the policy's ``listed_runs`` runs are one IN
     list too: each range is a pass over every row, the list one pass whatever
     its keys (q34: 72 runs of three or four days of 1999-2001, 75 ms of prune
     less as a list); scattered keys whose covering range holds their runs stay
@@ -206,11 +187,11 @@ def key_condition(
     if one_list and len(runs) > 1:
         return in_node(alias, column, values)
     singles = [run[0] for run in runs if len(run) == 1]
-    covered = rows_by_key and len(singles) > BITMAP_KEYS
+    covered = rows_by_key and len(singles) > active().bitmap_keys
     if covered:  # the runs within the singles' covering range add nothing to it
         runs = [run for run in runs if run[-1] < singles[0] or run[0] > singles[-1]]
     ranged = [run for run in runs if len(run) > 1]
-    if runs_list and len(ranged) > LISTED_RUNS:
+    if runs_list and len(ranged) > active().listed_runs:
         return in_node(alias, column, values)
     parts: list[exp.Expr] = [
         exp.Between(this=target.copy(), low=_literal(run[0]), high=_literal(run[-1]))

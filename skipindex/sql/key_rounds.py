@@ -19,26 +19,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from skipindex.pruning.spread import clustered_by
-from skipindex.sql import sizes, worth
+from skipindex.sql import worth
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
 from skipindex.sql.file_ranges import kept_file_ranges
-from skipindex.sql.key_use import MINMAX_RANGES, index_kinds, key_conditions
+from skipindex.sql.key_use import index_kinds, key_conditions
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys
+from skipindex.sql.policy import active
 from skipindex.sql.references import Reference
 from skipindex.sql.run import QueryRun
-from skipindex.sql.sizes import KEY_SIDE_SHARE, fits
+from skipindex.sql.sizes import fits
 from skipindex.sql.text import escape, placeholder
 
 __all__ = ["KeyRounds"]
 
-# Keys are not computed where the other side's index already says this many times
-# the bound of rows match (its keys are as many, unless its key repeats).
-MANY = 4
-# Rounds of dynamic pruning: keys travel at most this many joins.
-ROUNDS = 4
 
 Found = dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]
 
@@ -71,7 +67,7 @@ class KeyRounds:
         1999's weeks narrow a second date dimension, whose dates narrow inventory)."""
         tried: dict[tuple[int, str, int, str], frozenset[int]] = {}
         grouped: set[int] = set()
-        for round_ in range(ROUNDS):
+        for round_ in range(active().rounds):
             held: list[_Held] = []
             found = self._key_round(dynamic_keys, tried, round_ > 0, held)
             self._any_round(dynamic_keys, grouped, round_ > 0, found)
@@ -98,10 +94,10 @@ class KeyRounds:
             join = query.join
             fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
             relay, read, dim_read = self._sides_read(join, fact, dim)
-            if read is not None and read < sizes.KEY_QUERY_BYTES:  # (tests set it)
+            if read is not None and read < active().key_query_bytes:
                 why = "its other side, pruned by other keys, is too small for a key query to pay"
                 keys = Keys(join, None, why, 0.0)
-            elif not relay and not fits(dim_read, read, KEY_SIDE_SHARE):
+            elif not relay and not fits(dim_read, read, active().key_side_share):
                 why = "its side is not much smaller than the one to prune, pruned by other keys"
                 keys = Keys(join, None, why, 0.0)
             else:
@@ -243,15 +239,16 @@ class KeyRounds:
         or its Spark key query is added to ``held``)."""
         pruned = self.run.pruned.get(join.dim)
         many = worth.matching_rows(pruned.result if pruned is not None else None)
-        if many > MANY * bound and not spans:
+        policy = active()
+        if many > policy.rows_per_key_bound * bound and not spans:
             return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
-        local_only = local_only or many > MANY * bound  # as ranges, read locally only
+        local_only = local_only or many > policy.rows_per_key_bound * bound  # ranges, locally
         relay, read, dim_read = self._sides_read(join, fact, dim)
         # A side not much smaller than the one it prunes: its keys only where they
         # are read from its kept rows (milliseconds), never by a Spark job reading it,
-        # and only from a few kept files (sizes.LOCAL_KEY_SIDE_BYTES).
-        larger = not relay and not fits(dim_read, read, KEY_SIDE_SHARE)
-        if larger and (dim_read is None or dim_read >= sizes.LOCAL_KEY_SIDE_BYTES):
+        # and only from a few kept files (the policy's local_key_side_bytes).
+        larger = not relay and not fits(dim_read, read, policy.key_side_share)
+        if larger and (dim_read is None or dim_read >= policy.local_key_side_bytes):
             return Keys(join, None, "its side is not much smaller than the one to prune", 0)
         # A relay narrows a side that passes keys on, however small, but not a one-file
         # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
@@ -261,7 +258,7 @@ class KeyRounds:
             and not fits(self.run.bytes_read(dim), self.run.bytes_read(fact), 1)
         ):
             return Keys(join, None, "its side is larger than the one file it would narrow", 0)
-        small = read is not None and read < sizes.KEY_QUERY_BYTES
+        small = read is not None and read < policy.key_query_bytes
         keys = self._dim_keys(join, dim, bound, local_only or small or larger, spans, held)
         if keys is None and (small or larger) and not local_only:
             why = "its other side is too small for a Spark key query to pay"
@@ -310,7 +307,7 @@ class KeyRounds:
     def _large(self, reference: Reference) -> bool:
         """Whether ``reference`` reads at least what a Spark key query costs to read."""
         read = self.run.bytes_read(reference)
-        return read is None or read >= sizes.KEY_QUERY_BYTES
+        return read is None or read >= active().key_query_bytes
 
     def _dim_keys(
         self,
@@ -326,7 +323,7 @@ class KeyRounds:
         # Keys read from its kept rows leave out its key-only conditions: more keys, none lost.
         if pruned is not None and source is not None:
             started = time.perf_counter()
-            ranges = MINMAX_RANGES if spans else None
+            ranges = active().minmax_ranges if spans else None
             view, result = self.run.view, pruned.result
             whole = self._whole(join.fact)
             found = local_keys(

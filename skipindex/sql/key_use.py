@@ -14,7 +14,7 @@ customers, 84 suppliers, one month) expects 0.05 matching rows in a file of
 
 The estimate is made for long lists on columns with a row-level index (the
 lists that meet on one row, and the ones that cost most): where more than
-:data:`USEFUL_MATCHES` rows a file are expected (a file then holds none with
+the policy's ``useful_matches`` rows a file are expected (a file then holds none with
 probability 5 % at most), the list is not tried key by key but as its one
 covering range (cheap, and what skips where the other side is clustered by
 the key). That keeps more files, never fewer: only speed rides on it. The
@@ -39,15 +39,13 @@ from skipindex.pruning.spread import clustered_by
 from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
-from skipindex.sql.dynamic import BITMAP_KEYS, RANGES_ONLY, Spans, key_condition, spans_condition
+from skipindex.sql.dynamic import RANGES_ONLY, Spans, key_condition, spans_condition
 from skipindex.sql.file_ranges import indexed_ranges, keys_within
 from skipindex.sql.local_keys import ROW_LEVEL
+from skipindex.sql.policy import active
 from skipindex.store.manifest import load_latest
 
 __all__ = [
-    "MINMAX_RANGES",
-    "TRIED_ROWS",
-    "USEFUL_MATCHES",
     "KeyForm",
     "KeyList",
     "expected_matches",
@@ -57,16 +55,6 @@ __all__ = [
     "key_form",
 ]
 
-# Expected matching rows a file above which a long key list is predicted to
-# skip no file (exp(-3): 5 % of files at most).
-USEFUL_MATCHES = 3.0
-# A table of at most this many rows takes a long list of its own keys on bit-sliced
-# bitmaps as it is (see key_form): about 0.1 s of prune at most.
-TRIED_ROWS = 1_000_000
-# At most this many ranges of keys for a column only min-max (or partition
-# values) answers: a file is skipped where its range falls in a gap between
-# them, and the widest gaps are kept.
-MINMAX_RANGES = 16
 
 
 @dataclass(frozen=True)
@@ -162,7 +150,7 @@ def key_form(
     key. With ``same_table`` (the keys were read from the very table pruned, a
     self-join, or from the rows around the IN subquery it is read in: the same
     key, an order's, on both sides), bit-sliced bitmaps of at most
-    :data:`TRIED_ROWS` rows get the list whatever the estimate: the covering
+    the policy's ``tried_rows`` rows get the list whatever the estimate: the covering
     range costs them as much, and where the rows keep their key together (an
     order's lines, its returns) the keys sit in the files of their time, which
     the estimate, assuming keys spread over every file, cannot see (q94: 6,418
@@ -172,12 +160,12 @@ def key_form(
     range: its runs, like its scattered keys, fall in every file (q33: 15,801 of
     18,000 items over date-ordered sales, once thousands of ranges or a 15,801-key
     list). On a clustered column (a date) its runs stay: they skip files."""
-    expected = None
-    if rows_per_file is not None and lists[at].row_level and lists[at].keys > BITMAP_KEYS:
+    policy, expected = active(), None
+    if rows_per_file is not None and lists[at].row_level and lists[at].keys > policy.bitmap_keys:
         expected = expected_matches(rows_per_file, lists, at)
-    small = rows is not None and rows <= TRIED_ROWS
+    small = rows is not None and rows <= policy.tried_rows
     tried = same_table and "bitsliced_bitmap" in kinds and small
-    listed = expected is None or expected < USEFUL_MATCHES or tried
+    listed = expected is None or expected < policy.useful_matches or tried
     by_key = bool(kinds & {"range_bitmap", "equality_bitmap"}) and "bitsliced_bitmap" not in kinds
     covering = not listed and clustered is False
     return KeyForm(
@@ -186,7 +174,7 @@ def key_form(
         bool(kinds - {"bloom"}),  # Bloom filters answer keys, not ranges
         listed and "bitsliced_bitmap" in kinds,
         expected,
-        1 if covering else MINMAX_RANGES if kinds <= RANGES_ONLY else None,
+        1 if covering else policy.minmax_ranges if kinds <= RANGES_ONLY else None,
         not listed and not covering and "bitsliced_bitmap" in kinds,
     )
 
@@ -220,7 +208,7 @@ def key_conditions(
     out = []
     for at, ((join, values, kinds), (name, side)) in enumerate(zip(lists, sides, strict=True)):
         if isinstance(values, Spans):
-            node = spans_condition(alias, join.fact_column, values, MINMAX_RANGES)
+            node = spans_condition(alias, join.fact_column, values, active().minmax_ranges)
             note = f"the min-max of {name}'s {values.files:,} kept files through {join.text}"
             if values.keys is not None:
                 note = f"{values.keys:,} keys of {name} as ranges through {join.text}"

@@ -32,14 +32,13 @@ from skipindex.pruning.prune import PruneResult, prune
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns, without_views
 from skipindex.sql.catalog import Source, same_name, spark_type
+from skipindex.sql.policy import active
 from skipindex.store import query_log
 from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.delta import delta_id_schema
 
-__all__ = ["LOCAL_BYTES", "Found", "local_keys"]
+__all__ = ["Found", "local_keys"]
 
-# At most this many bytes of kept files are read in the driver.
-LOCAL_BYTES = 256 << 20
 # Key columns kept in memory between queries, at most (bytes; less where
 # SKIPINDEX_CACHE_BYTES is less, none where it is 0).
 CACHED_BYTES = 64 << 20
@@ -129,7 +128,7 @@ def local_keys(
         infos = location.fs.get_file_info(paths)
     except OSError:
         return None
-    if sum(i.size or 0 for i in infos) > LOCAL_BYTES:
+    if sum(i.size or 0 for i in infos) > active().local_bytes:
         return None
     ranged = spans is not None and pa.types.is_integer(target)
     found: set[Any] = set()

@@ -25,12 +25,20 @@ from skipindex.sql.catalog import resolve
 from skipindex.sql.derive import derive, parse
 from skipindex.sql.key_rounds import KeyRounds
 from skipindex.sql.plan import SqlPlan, made_under
+from skipindex.sql.policy import PlanningPolicy, using
 from skipindex.sql.run import QueryRun
 
 __all__ = ["sql", "sql_plan"]
 
 
-def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True) -> Any:
+def sql(
+    spark: Any,
+    query: str,
+    *,
+    dynamic_keys: int | None = None,
+    row_groups: bool = True,
+    policy: PlanningPolicy | None = None,
+) -> Any:
     """The rows ``spark.sql(query)`` returns, reading only the files of indexed
     tables that can hold rows the query uses.
 
@@ -41,18 +49,30 @@ def sql(spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: 
     across inner equi-joins and, unless ``dynamic_keys`` is 0, the keys of the
     other side of an equi-join where that side is filtered and has at most
     ``dynamic_keys`` distinct keys (default 4,096, or 16,384 where the column
-    has bit-sliced bitmaps). :func:`~skipindex.sql_plan` says what was done,
-    per reference.
+    has bit-sliced bitmaps). ``policy`` sets the knobs planning weighs its
+    choices by (:class:`~skipindex.PlanningPolicy`; its defaults where None).
+    :func:`~skipindex.sql_plan` says what was done, per reference.
     """
-    return sql_plan(spark, query, dynamic_keys=dynamic_keys, row_groups=row_groups).frame
+    plan = sql_plan(spark, query, dynamic_keys=dynamic_keys, row_groups=row_groups, policy=policy)
+    return plan.frame
 
 
 def sql_plan(
-    spark: Any, query: str, *, dynamic_keys: int | None = None, row_groups: bool = True
+    spark: Any,
+    query: str,
+    *,
+    dynamic_keys: int | None = None,
+    row_groups: bool = True,
+    policy: PlanningPolicy | None = None,
 ) -> SqlPlan:
     """:func:`sql`, with the plan: per reference, the predicate it was pruned
     with, where each condition came from, and the files kept
     (``plan.frame`` is the DataFrame, ``plan.explain()`` the account)."""
+    with using(policy):
+        return _planned(spark, query, dynamic_keys, row_groups)
+
+
+def _planned(spark: Any, query: str, dynamic_keys: int | None, row_groups: bool) -> SqlPlan:
     started = time.perf_counter()
     view = SparkView.of_session(spark)
     parsed = parse(query, view.case_sensitive)

@@ -3,11 +3,11 @@ enough to compute for pruning the other.
 
 Computing the keys scans the filtered side; it pays only where that side is
 much smaller than the side it prunes (a dimension against a fact table), so
-:mod:`.query` asks for keys only from a side at most ``1 / KEY_SIDE_SHARE`` of
+:mod:`.query` asks for keys only from a side at most ``1 / key_side_share`` of
 the other's bytes, and a Spark job for them only where the other side reads at
-least ``KEY_QUERY_BYTES``. An indexed table's bytes are its files' (the kept files
-where the reference is read from them); any other table's are Spark's own
-estimate (classic sessions; unknown elsewhere, and then allowed).
+least ``key_query_bytes`` (both knobs of :mod:`.policy`). An indexed table's
+bytes are its files' (the kept files where the reference is read from them); any
+other table's are Spark's own estimate (classic sessions; unknown elsewhere, and then allowed).
 """
 
 from __future__ import annotations
@@ -19,26 +19,7 @@ from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned
 from skipindex.sql.references import Reference
 
-__all__ = [
-    "KEY_QUERY_BYTES",
-    "KEY_SIDE_SHARE",
-    "LOCAL_KEY_SIDE_BYTES",
-    "fits",
-    "reference_bytes",
-]
-
-KEY_SIDE_SHARE = 2
-# A Spark key query costs 0.15-0.3 s (analysis, a job, the keys back): about what
-# Spark takes to read this many bytes of Parquet for a query that reads a few of
-# their columns (TPC-DS SF1: key queries on web_sales' 51 MB and catalog_returns'
-# 13 MB cost their queries more than the files they skipped saved). A side that
-# reads fewer is pruned only by keys read without Spark (from bitmaps' rows).
-KEY_QUERY_BYTES = 64 * 2**20
-# A side not much smaller than the one it prunes gives keys read from its kept rows
-# only where it reads fewer bytes than this: beyond, the keys are many and reading
-# them (a row-by-row prune again, then the column) costs what it could save (TPC-DS
-# SF10 q75: 0.8 s over two years of catalog_sales, for more keys than the bound).
-LOCAL_KEY_SIDE_BYTES = 64 * 2**20
+__all__ = ["fits", "reference_bytes"]
 
 
 def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,8 +64,8 @@ def dim(spark: Any, tmp_path: Path) -> Path:
     return folder
 
 
-def _same(spark: Any, query: str) -> si.SqlPlan:
-    plan = si.sql_plan(spark, query)
+def _same(spark: Any, query: str, policy: si.PlanningPolicy | None = None) -> si.SqlPlan:
+    plan = si.sql_plan(spark, query, policy=policy)
     expected = spark.sql(query)
     assert plan.frame.schema == expected.schema
     assert exact_rows(plan.frame) == exact_rows(expected), plan.explain()
@@ -169,9 +170,9 @@ def test_a_subquery_choosing_the_dimensions_rows_narrows_its_keys(spark, fact, d
 
 
 def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, monkeypatch):
-    # fact's 4 files are a few KB, far below the bound si.sql runs with.
-    sizes = importlib.import_module("skipindex.sql.sizes")
-    monkeypatch.setattr(sizes, "KEY_QUERY_BYTES", 64 * 2**20)
+    # fact's 4 files are a few KB, far below the bound si.sql runs with by default
+    # (the tests' sessions lower it to 0: tests/conftest.py).
+    policy = si.PlanningPolicy(key_query_bytes=64 * 2**20)
     jobs = []
     monkeypatch.setattr(
         importlib.import_module("skipindex.sql.key_rounds"),
@@ -179,11 +180,12 @@ def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, m
         lambda *args, **kwargs: jobs.append(args) or None,
     )
     # k is not indexed in dim: only a Spark key query could give its keys.
-    plan = _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2")
+    plan = _same(spark, "SELECT f.id FROM fact f JOIN dim d ON f.k = d.k WHERE d.k < 2", policy)
     assert not jobs
     assert "too small for a Spark key query to pay" in plan.explain()
     # Keys read from dim's bitmaps' rows cost no Spark job: those still prune.
-    plan = _same(spark, "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'")
+    query = "SELECT f.id, d.tag FROM fact f JOIN dim d ON f.k = d.k WHERE d.tag = 't1'"
+    plan = _same(spark, query, policy)
     assert [j.note for j in plan.joins if j.keys is not None] == ["read from its kept rows"]
     assert not jobs
 
@@ -202,9 +204,11 @@ def test_a_spark_key_query_waits_for_the_keys_read_locally_in_its_round(
     si.build_index(str(keyed), [si.EqualityBitmap("tag"), si.BitSlicedBitmap("k")], spark=spark)
     si.register(spark, "keyed", str(keyed))
     files = sorted(fact.glob("*.parquet"))
-    sizes = importlib.import_module("skipindex.sql.sizes")
+    policy = importlib.import_module("skipindex.sql.policy")
     # the whole fact is worth a key query; the one file keyed's keys keep is not
-    monkeypatch.setattr(sizes, "KEY_QUERY_BYTES", 2 * files[0].stat().st_size)
+    monkeypatch.setattr(
+        policy, "DEFAULT", replace(policy.DEFAULT, key_query_bytes=2 * files[0].stat().st_size)
+    )
     jobs = []
     monkeypatch.setattr(
         importlib.import_module("skipindex.sql.key_rounds"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,8 @@ def _ranged(spark: Any, query: str, **options: Any) -> tuple[si.SqlPlan, Any, An
 @pytest.fixture
 def driver_reads_no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kept sales files are more bytes than the driver reads keys from."""
-    monkeypatch.setattr(importlib.import_module("skipindex.sql.local_keys"), "LOCAL_BYTES", 0)
+    policy = importlib.import_module("skipindex.sql.policy")
+    monkeypatch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, local_bytes=0))
 
 
 @pytest.mark.usefixtures("driver_reads_no_keys")

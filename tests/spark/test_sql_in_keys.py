@@ -6,6 +6,7 @@ whose numbers do not follow the date, whose returns follow their sale's date).""
 from __future__ import annotations
 
 import importlib
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -169,9 +170,11 @@ def test_sales_narrowed_by_a_later_round_give_their_orders_to_the_returns(
     # round, where all of them were too large a side to read keys from; once narrowed,
     # their orders are read from their kept rows (a condition no index answers beside
     # the days' bitmap leaves those rows a superset) and prune the returns
-    sizes = importlib.import_module("skipindex.sql.sizes")
+    policy = importlib.import_module("skipindex.sql.policy")
     sales = sum(p.nbytes for p in orders["sales"])
-    monkeypatch.setattr(sizes, "LOCAL_KEY_SIDE_BYTES", sales // 2)
+    monkeypatch.setattr(
+        policy, "DEFAULT", replace(policy.DEFAULT, local_key_side_bytes=sales // 2)
+    )
     week = 3
     query = (
         "SELECT count(*), sum(r.qty) FROM sales s JOIN dates d ON s.day = d.sk "

@@ -19,7 +19,7 @@ from tests._support import exact_rows
 pytestmark = pytest.mark.spark
 
 FILES, ROWS, KEYS = 8, 2000, 3000
-CITIES = 90  # 2 cities: about 67 scattered keys of 3,000 (2.2 %), past BITMAP_KEYS
+CITIES = 90  # 2 cities: about 67 scattered keys of 3,000 (2.2 %), past the policy's bitmap_keys
 
 
 @pytest.fixture(scope="module")

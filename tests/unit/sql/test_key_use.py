@@ -14,8 +14,6 @@ from skipindex.sql.any_keys import union_keys
 from skipindex.sql.conjuncts import render
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import (
-    MAX_KEYS,
-    ROW_CODE_KEYS,
     Keys,
     Spans,
     key_bound,
@@ -23,13 +21,12 @@ from skipindex.sql.dynamic import (
 )
 from skipindex.sql.file_ranges import keys_within
 from skipindex.sql.key_use import (
-    TRIED_ROWS,
-    USEFUL_MATCHES,
     KeyList,
     expected_matches,
     key_conditions,
     key_form,
 )
+from skipindex.sql.policy import DEFAULT
 
 
 def test_lists_answered_row_by_row_multiply_their_shares():
@@ -38,10 +35,10 @@ def test_lists_answered_row_by_row_multiply_their_shares():
     lists.append(KeyList(31, 31 / 2556, True))
     expected = expected_matches(60_000, lists, 0)
     assert expected == pytest.approx(60_000 * math.prod(x.share for x in lists))
-    assert expected < USEFUL_MATCHES  # tried: most files hold no such row
+    assert expected < DEFAULT.useful_matches  # tried: most files hold no such row
     alone = expected_matches(60_000, lists[:1], 0)
     assert alone is not None
-    assert alone > USEFUL_MATCHES  # alone, every file holds some of those customers
+    assert alone > DEFAULT.useful_matches  # alone, every file holds some of those customers
 
 
 def test_a_list_answered_per_file_counts_only_its_own_share():
@@ -58,8 +55,9 @@ def test_an_unknown_share_is_not_estimated_and_counts_as_every_row_for_others():
 
 
 def test_the_key_bound_is_the_callers_else_wider_on_bit_sliced_bitmaps():
-    assert key_bound(None, {"bloom", "minmax"}) == MAX_KEYS
-    assert key_bound(None, {"bloom", "bitsliced_bitmap"}) == ROW_CODE_KEYS > MAX_KEYS
+    assert key_bound(None, {"bloom", "minmax"}) == DEFAULT.max_keys
+    wider = key_bound(None, {"bloom", "bitsliced_bitmap"})
+    assert wider == DEFAULT.row_code_keys > DEFAULT.max_keys
     assert key_bound(3, {"bitsliced_bitmap"}) == 3
     assert key_bound(0, {"bitsliced_bitmap"}) == 0
 
@@ -113,7 +111,7 @@ def test_a_self_joins_long_list_on_bit_sliced_bitmaps_is_tried_on_a_small_table(
     assert not key_form(kinds, lists, 0, 18_000.0, 720_000).listed  # estimated: a range
     assert key_form(kinds, lists, 0, 18_000.0, 720_000, same_table=True).listed
     assert key_form(kinds, lists, 0, 18_000.0, 720_000, same_table=True).one_list
-    assert not key_form(kinds, lists, 0, 18_000.0, TRIED_ROWS + 1, same_table=True).listed
+    assert not key_form(kinds, lists, 0, 18_000.0, DEFAULT.tried_rows + 1, same_table=True).listed
     assert not key_form({"minmax", "range_bitmap"}, lists, 0, 18_000.0, 720_000, True).listed
 
 
