@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class Held:
     """A relation Spark holds, and its schema (asked once: a DataFrame's schema
@@ -136,7 +135,7 @@ def held_is_safe(location: TableLocation, result: PruneResult) -> bool:
 def held_folder(spark: Any, location: TableLocation) -> Held | None:
     """A relation over every Parquet file of ``location``'s folder, as
     ``spark.read.parquet(folder)`` reads it: made once, and again only when the
-    folder's files or the session's ``settings`` changed (:func:`folder_state`),
+    folder's files or the session's settings changed (:func:`folder_state`),
     so a query over the same folder lists nothing and infers no schema. None on
     Spark Connect (whose server analyses a plan afresh each time it runs), where
     the folder holds files named as another format or changed while Spark listed
