@@ -26,7 +26,7 @@ FOLDERS = ["s=x", "s=a%20b", "s=é ü", "s=1#2"]
 def odd(spark: Any, tmp_path: Path) -> Path:
     root = tmp_path / "ta b%c#é"
     for number, folder in enumerate(FOLDERS):
-        target = root / folder / f"part {number}#x%20é.parquet"
+        target = root / folder / f"part {number}#x%20é'q.parquet"
         target.parent.mkdir(parents=True)
         ids = pa.array(range(number * 10, number * 10 + 10), pa.int64())
         pq.write_table(pa.table({"id": ids, "v": pa.array([number] * 10, pa.int32())}), target)
