@@ -42,6 +42,10 @@ class QueryRun:
         self.by_number = {r.number: r for r in parsed.references}
         self.conditions = {n: list(c) for n, c in derivation.conditions.items()}
         self.pruned: dict[int, Pruned] = {}
+        # (table, conditions as text) -> its prune: references of one table with the
+        # same written conditions (a query's scalar subqueries over one fact) keep
+        # the same files, so the index is read and evaluated once for all of them
+        self.same_prunes: dict[tuple[Any, str], Pruned] = {}
         self.rendered: dict[int, str] = {}  # id of a condition (alive in conditions) -> SQL
         self.wholes: dict[int, Any] = {}  # reference -> read whole, schema known (see read)
         self.indexed = [
@@ -77,13 +81,20 @@ class QueryRun:
         return text
 
     def prune(self, reference: Reference) -> None:
-        self.pruned[reference.number] = prune_source(
-            self.spark,
-            self.sources[reference.key],
-            prune_where(self.conditions.get(reference.number, []), self.view.time_zone, self._text),
-            self.view,
-            row_groups=self.row_groups,
+        where = prune_where(
+            self.conditions.get(reference.number, []), self.view.time_zone, self._text
         )
+        # key lists (a predicate, not text) differ per reference: not worth a key
+        same = (reference.key, where) if isinstance(where, str) else None
+        if same is not None and same in self.same_prunes:
+            self.pruned[reference.number] = self.same_prunes[same]
+            return
+        pruned = prune_source(
+            self.spark, self.sources[reference.key], where, self.view, row_groups=self.row_groups
+        )
+        self.pruned[reference.number] = pruned
+        if same is not None:
+            self.same_prunes[same] = pruned
 
     def prune_static(self) -> None:
         for reference in self.indexed:
