@@ -168,10 +168,10 @@ _OPERATIONS: dict[type[exp.Expression], Callable[[Any, Any], Any]] = {
 
 
 def _arithmetic(node: exp.Add | exp.Sub | exp.Mul) -> Literal | None:
-    """``1999 + 2`` (TPC-DS writes years so) folded as Spark computes it: integers
-    in INT where both fit one (BIGINT else), with ANSI's overflow an error Spark
-    raises, so not folded; exact decimals where the result has at most 38 digits
-    (Spark's result type holds it exactly then); doubles as IEEE doubles."""
+    """``1999 + 2`` (as benchmark SQL often writes years) folded as Spark computes it:
+    integers in INT where both fit one (BIGINT else), with ANSI's overflow an error
+    Spark raises, so not folded; exact decimals where the result has at most 38
+    digits (Spark's result type holds it exactly then); doubles as IEEE doubles."""
     left, right = sql_literal(node.this), sql_literal(node.expression)
     if left is None or right is None:
         return None

@@ -77,7 +77,7 @@ def may_name_an_index(text: str, tables: Mapping[str, str]) -> bool:
 def _largest_indexed(parsed: Parsed, tables: Mapping[str, str]) -> int:
     """Bytes of the largest indexed folder the query names (policy tables and paths).
     The largest, not the sum: the gateway's cost grows with the references it
-    plans, and three small facts (TPC-DS q33) save no more than one of them."""
+    plans, and three small facts one query reads save no more than one of them."""
     folders = set()
     for reference in parsed.references:
         name = reference.key.name

@@ -3,7 +3,7 @@
 A list of keys can skip a file only where the file's values miss every key. On
 a column only min-max answers, a file is skipped where its [min, max] falls
 between the keys; where every file spans most of the column's range (the table
-is not clustered by it: TPC-DS's demographics keys over date-sorted sales),
+is not clustered by it: demographics keys over date-sorted sales),
 scattered keys, or their covering range, skip nothing, and computing them is
 planning for nothing. The spread is the median file's share of the whole
 range: near 0 for a column the files are sorted by, near 1 for one they are not.
@@ -53,7 +53,8 @@ class _Summary:
 
 # (table, its segments, min-max field) -> what its min-max says: segment files are
 # written once under unique names, and si.sql asks for each join column of each
-# reference (q88: 120 times a query, 1.5 s of reading segments where nothing is kept).
+# reference (up to 120 times a query of many references to one fact: 1.5 s of
+# reading segments where nothing is kept).
 _SUMMARIES: OrderedDict[tuple[str, tuple[str, ...], str], _Summary] = OrderedDict()
 _KEPT = 1024
 _lock = threading.Lock()

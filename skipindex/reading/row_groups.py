@@ -50,27 +50,29 @@ __all__ = [
 # holding candidate rows, and in them only the pages holding some where that
 # pays: :func:`~skipindex.reading.pages.expected_bytes`) is at most this share of its
 # compressed bytes. pyarrow in a Python task spends about 1.25x Spark's CPU per
-# row group (all columns, TPC-H lineitem), so the break-even is near 0.8; bench
-# section 8 (SF1 Q1, whole row groups): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain
-# Spark 1.33 s. A file of one row group qualifies when few of its pages are hit.
+# row group (all 16 columns of a table of numbers, dates and strings), so the
+# break-even is near 0.8; bench section 8 (a point condition at 6M rows, whole
+# row groups): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s. A file of one
+# row group qualifies when few of its pages are hit.
 GROUP_SHARE = 0.75
 # ...and when it saves work even for a count(): the source decodes every column
 # of its row groups (Spark cannot tell a Python source which columns the query
 # keeps), while a Spark scan of the whole file may decode only the predicate's
 # columns. Per compressed byte, pyarrow passing on only the candidate rows runs
 # 3-7x faster than Spark filtering every row (SF10, 100 files, count(), medians
-# of 3, 2026-11-24): shuffled Q1 (a point; row groups 1.4x the predicate's bytes)
-# 0.82 s against Spark on the floor's files 2.88 s; Q5 (five equalities, 11.8x)
-# 3.46 s against 2.06 s. So a file saves ``WHERE_BYTES_FACTOR`` x its predicate
-# bytes less its row groups' bytes (negative: it costs)...
+# of 3, 2026-11-24): a point condition over shuffled rows (row groups 1.4x the
+# predicate's bytes) 0.82 s against Spark on the floor's files 2.88 s; five
+# equalities (11.8x) 3.46 s against 2.06 s. So a file saves ``WHERE_BYTES_FACTOR``
+# x its predicate bytes less its row groups' bytes (negative: it costs)...
 WHERE_BYTES_FACTOR = 4.0
 # ...and the read goes by row groups only when the files together save this many
 # bytes: the source costs Spark a second scan, Python workers and an Arrow
 # hand-over, 0.15-0.2 s in local mode, about what pyarrow takes for 40 MB (SF1,
-# natural, 14 kept files, bench section 2, 9-run medians: Q4 by row groups
-# 530 ms, whole kept files 327 ms). All such files or none: splitting them
-# between the source and a Spark scan costs that second scan (SF10 section 8,
-# Q1 with one of 10 files read whole: 3.39 s against 2.97 s).
+# natural, 14 kept files, bench section 2, 9-run medians: a range and an equality
+# by row groups 530 ms, whole kept files 327 ms). All such files or none:
+# splitting them between the source and a Spark scan costs that second scan
+# (SF10 section 8, a point condition with one of 10 kept files read whole: 3.39 s
+# against 2.97 s).
 MIN_BYTES_SAVED = 40_000_000
 
 

@@ -1,7 +1,7 @@
 """The keys of a group of joins a row must match one of: a CTE's references.
 
 A CTE referenced several times serves each reference from the same table rows
-(TPC-DS q02's ``wswscs``: one reference joins 2001's weeks, the other 2002's).
+(one reference joins one year's weeks, the other the next year's).
 Where every reference joins the CTE's column to a filtered side
 (:attr:`~skipindex.sql.derive.Derivation.any_joins`), a row of the table behind
 that column counts only if its key is among *some* reference's keys: the union

@@ -336,8 +336,8 @@ class _Walk:
         return EquiJoin(fact_ref, column, dim_ref, pair.dim_column, pair.text, pair.follows)
 
     def shared_joins(self) -> None:
-        """Joins on a column of a CTE referenced several times (q02's ``wswscs``, once
-        for 2001's weeks, once for 2002's), where every reference joins on it: a row
+        """Joins on a column of a CTE referenced several times (once for one year's
+        weeks, once for the next year's), where every reference joins on it: a row
         of a table behind the column counts only if it matches the other side of
         *some* reference, so it is pruned by the union of their keys (one group in
         :attr:`Derivation.any_joins`; never by one reference's keys alone)."""

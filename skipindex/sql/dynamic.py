@@ -78,9 +78,8 @@ def key_bound(dynamic_keys: int | None, kinds: set[str]) -> int:
     ``dynamic_keys``, else the policy's ``max_keys``, or its ``row_code_keys`` with
     bit-sliced bitmaps or where only min-max (or partition values) answer the
     column: its list is cut to a few ranges (``key_condition``'s ``max_ranges``),
-    so its length costs nothing at prune time (q16: the 12,648 catalog orders
-    shipped in two months, whose numbers follow the date, keep 9 of 40 files of
-    catalog_returns)."""
+    so its length costs nothing at prune time (12,648 orders shipped in two
+    months, whose numbers follow the date, keep 9 of 40 files of their returns)."""
     if dynamic_keys is not None:
         return dynamic_keys
     if "bitsliced_bitmap" in kinds or (kinds and kinds <= RANGES_ONLY):
@@ -169,9 +168,9 @@ def key_condition(
     file can never fit between cost their parse for nothing. With ``runs_list``
     (bit-sliced bitmaps again), more than the policy's ``listed_runs`` runs are one IN
     list too: each range is a pass over every row, the list one pass whatever
-    its keys (q34: 72 runs of three or four days of 1999-2001, 75 ms of prune
+    its keys (72 runs of three or four days over three years: 75 ms of prune
     less as a list); scattered keys whose covering range holds their runs stay
-    that one range (q69: 9,807 customers).
+    that one range (9,807 customers scattered over the key's range).
     """
     if not values:
         return exp.false()

@@ -8,10 +8,10 @@ file's ``[min, max]`` as the side's min-max index holds it (the values Spark
 reads). ``fact BETWEEN min AND max OR ...`` over the kept files is then a
 superset of ``fact IN (keys)``: it keeps more of the other side's files, never
 fewer. It is worth something where the two sides are ordered alike by the key
-and min-max answers it on the side pruned (TPC-DS's catalog order numbers,
-which follow the date on sales and returns alike: December 2001's two files of
-catalog_sales bound the returns of its orders, q49); the caller asks only where
-the side's files are clustered by the key.
+and min-max answers it on the side pruned (order numbers that follow the date
+on sales and returns alike: a month's two files of sales bound the returns of
+its orders); the caller asks only where the side's files are clustered by the
+key.
 
 Only for integer and date columns of a table this index describes by column
 name (not Iceberg's field ids, nor a Delta table's mapped columns), never a
@@ -74,7 +74,7 @@ def indexed_ranges(
     A key outside these ranges is in no indexed file as it was indexed; a file
     changed or added since is not indexed as it is now, and every prune keeps
     such a file whatever its condition. So dropping those keys from a list
-    keeps the same files (q03: 200 Novembers of date_dim, 5 of them within the
+    keeps the same files (a date dimension's 200 Novembers, 5 of them within the
     sales' dates). Not for a Delta table: ruling out its mapped columns opens its
     log, for every list, which costs more than the keys left out save."""
     if source.location.is_delta:

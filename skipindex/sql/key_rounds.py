@@ -5,8 +5,8 @@ For each equi-join whose other side is filtered (:mod:`.derive`'s
 (:mod:`.local_keys`), asked of Spark (:mod:`.dynamic`), or bounded by the
 min-max of its kept files (:mod:`.file_ranges`), and added to the pruned side's
 conditions (:mod:`.key_use`), which is pruned again. A side narrowed in one
-round gives its own keys in the next (q72: 1999's weeks narrow a second date
-dimension, whose dates narrow inventory). A group of joins a row must match one
+round gives its own keys in the next (a year's weeks narrow a second date
+dimension, whose dates narrow a fact). A group of joins a row must match one
 of (a CTE's several references) gives the union of their keys
 (:mod:`.any_keys`). :mod:`.worth` and :mod:`.sizes` say where keys cannot pay.
 """
@@ -42,9 +42,9 @@ Found = dict[int, list[tuple[EquiJoin, list[Any] | Spans, set[str]]]]
 @dataclass(frozen=True)
 class _Held:
     """A Spark key query a round holds until the keys its sides read locally have
-    pruned: the side it would prune may be too small for it to pay by then (q49:
-    December's dates leave each sales table two files before its returns' keys,
-    a Spark job each, would have pruned it)."""
+    pruned: the side it would prune may be too small for it to pay by then (a
+    month's dates leave each sales table two files before its returns' keys, a
+    Spark job each, would have pruned it)."""
 
     join: EquiJoin
     spans: bool  # its keys may be given as ranges (see _key_round)
@@ -63,8 +63,8 @@ class KeyRounds:
 
     def prune_dynamic(self, dynamic_keys: int | None) -> None:
         """Each equi-join's filtered side's keys prune its other side, in rounds: a
-        side narrowed by keys in one round gives its own keys in the next (q72:
-        1999's weeks narrow a second date dimension, whose dates narrow inventory)."""
+        side narrowed by keys in one round gives its own keys in the next (a year's
+        weeks narrow a second date dimension, whose dates narrow a fact)."""
         tried: dict[tuple[int, str, int, str], frozenset[int]] = {}
         grouped: set[int] = set()
         for round_ in range(active().rounds):
@@ -120,8 +120,8 @@ class KeyRounds:
         to its conditions costs seconds where reading them costs milliseconds).
         ``tried``: each join tried, and the sides whose keys had narrowed its dim
         side then. A side narrowed since, or narrowed by this very side and others,
-        gives ranges from its kept files only, which cost no read (q49: catalog_sales,
-        whole in the first round, then December's two files, bounds its returns).
+        gives ranges from its kept files only, which cost no read (a sales table,
+        whole in the first round, then a month's two files, bounds its returns).
         A Spark key query is ``held`` until the round's local keys have pruned."""
         indexed = {r.number for r in self.run.indexed}
         found: Found = {}
@@ -143,8 +143,8 @@ class KeyRounds:
                 continue  # nothing left to prune
             # Retried where its dim side was narrowed since: by ranges, or by keys read
             # from that side's kept rows where nothing narrowed this side yet and it is
-            # large enough for its skipped files to repay another prune (q49's returns,
-            # by the orders of December's sales, whose dates came later: at SF1 their few
+            # large enough for its skipped files to repay another prune (returns, by
+            # the orders of a month's sales, whose dates came later: returns of a few
             # megabytes did not, 62 fewer files for 0.3-0.4 s more planning).
             reread = again and self._whole(join.fact) and self._large(fact)
             if again and not (by_ranges or reread):
@@ -251,7 +251,8 @@ class KeyRounds:
         if larger and (dim_read is None or dim_read >= policy.local_key_side_bytes):
             return Keys(join, None, "its side is not much smaller than the one to prune", 0)
         # A relay narrows a side that passes keys on, however small, but not a one-file
-        # dimension by a fact's keys (q82: inventory's for item; q72's d1 for d2 is fine).
+        # dimension by a fact's keys (a fact's item keys for the item dimension; one date
+        # dimension's keys for another are fine).
         if (
             relay
             and self.run.one_file(fact)
@@ -349,7 +350,8 @@ class KeyRounds:
                 self.run.spark, join, "{" + name + "}", {name: frame}, dim_where, bound
             )
 
-        # q58: three CTEs' date dimensions ask for the same week by the same subquery
+        # asked once: several CTEs' date dimensions may ask for the same week by the
+        # same subquery
         asked = (dim.key, tuple(files or ()), dim_where, join.dim_column, bound)
         if held is not None:
             held.append(_Held(join, spans, asked, ask))

@@ -2,15 +2,15 @@
 
 A list of scattered keys costs its prune time whether or not it skips: about
 2,000 supplier keys tried on every lineorder file, where every file holds some
-of those suppliers, made ``si.sql`` 15 % slower than ``spark.sql`` on SSB's
-star form. Whether a file holds none of the keys is predictable. With ``r``
+of those suppliers, made ``si.sql`` 15 % slower than ``spark.sql`` over a star
+schema. Whether a file holds none of the keys is predictable. With ``r``
 rows a file and keys that are a share ``s`` of the other side's rows (its
 join key is unique there), a file holds about ``r * s`` matching rows, spread
 as a Poisson count, so it holds none with probability ``exp(-r * s)``. Lists
 on columns whose index answers row by row meet each other, and the other
-conditions, on the same row: their shares multiply. SSB's Q3.4 (1,209
-customers, 84 suppliers, one month) expects 0.05 matching rows in a file of
-60k and skips 93 of 100 files; Q3.3 (all years) expects 3.5 and skips one.
+conditions, on the same row: their shares multiply. Lists of 1,209 customers
+and 84 suppliers within one month expect 0.05 matching rows in a file of 60k
+and skip 93 of 100 files; the same lists over all years expect 3.5 and skip one.
 
 The estimate is made for long lists on columns with a row-level index (the
 lists that meet on one row, and the ones that cost most): where more than
@@ -153,13 +153,13 @@ def key_form(
     the policy's ``tried_rows`` rows get the list whatever the estimate: the covering
     range costs them as much, and where the rows keep their key together (an
     order's lines, its returns) the keys sit in the files of their time, which
-    the estimate, assuming keys spread over every file, cannot see (q94: 6,418
-    web orders shipped in two months keep 7 of 40 web_sales files for its
-    EXISTS, not 40; q95: 13 of 40 web_returns files for its IN). A list not
-    listed on a column the table is not ``clustered`` by is its one covering
-    range: its runs, like its scattered keys, fall in every file (q33: 15,801 of
-    18,000 items over date-ordered sales, once thousands of ranges or a 15,801-key
-    list). On a clustered column (a date) its runs stay: they skip files."""
+    the estimate, assuming keys spread over every file, cannot see (6,418 orders
+    shipped in two months keep 7 of 40 files of their sales for an EXISTS, not
+    40, and 13 of 40 files of their returns for an IN). A list not listed on a
+    column the table is not ``clustered`` by is its one covering range: its runs,
+    like its scattered keys, fall in every file (15,801 of 18,000 items over
+    date-ordered sales, once thousands of ranges or a 15,801-key list). On a
+    clustered column (a date) its runs stay: they skip files."""
     policy, expected = active(), None
     if rows_per_file is not None and lists[at].row_level and lists[at].keys > policy.bitmap_keys:
         expected = expected_matches(rows_per_file, lists, at)
@@ -239,8 +239,8 @@ def _within(
     values: list[Any] | Spans, fact: Source | None, column: str, case_sensitive: bool
 ) -> list[Any] | Spans:
     """``values``, a key list, without the keys no indexed file of ``fact``'s holds
-    on ``column`` (q03: 6,000 November dates of date_dim, 150 of them within the
-    five years of store_sales)."""
+    on ``column`` (a date dimension's 6,000 November dates, 150 of them within the
+    five years of the fact's sales)."""
     if not isinstance(values, list) or fact is None or not values:
         return values
     ranges = indexed_ranges(fact, column, case_sensitive)

@@ -83,13 +83,14 @@ def local_keys(
     every condition has an exact bitmap (equality, bit-sliced): then Spark's key
     query finds as many. With ``spans``, more than ``bound`` integer keys are
     still read, and given as at most ``spans`` ranges split at their widest gaps
-    (for a column ranges answer: q75's two years of catalog orders, past the
-    bound, bound their returns). With ``whole_files``, a kept file whose every
-    row can match (min-max: a year spanning the file) is read whole, else Spark
-    is asked: the caller allows it where the keys prune a side nothing else has
-    narrowed (q85's web returns, by the orders of a year's web sales), the only
-    place reading and pruning with those long lists was seen to pay. ``where``:
-    what ``result`` was pruned with, if not its text (a predicate, parsed already)."""
+    (for a column ranges answer: two years of a fact's orders, past the bound,
+    bound their returns, whose order numbers follow the same dates). With
+    ``whole_files``, a kept file whose every row can match (min-max: a year
+    spanning the file) is read whole, else Spark is asked: the caller allows it
+    where the keys prune a side nothing else has narrowed (returns, by the orders
+    of a year's sales), the only place reading and pruning with those long lists
+    was seen to pay. ``where``: what ``result`` was pruned with, if not its text
+    (a predicate, parsed already)."""
     if result is None:
         return None
     if not result.files:

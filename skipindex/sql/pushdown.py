@@ -100,8 +100,8 @@ def into_grouped(
 
 def _table_columns(source: exp.Table | Scope | None, name: str) -> list[tuple[int, str]] | None:
     """The table columns behind column ``name`` of a SELECT's source: the table's
-    own, or those a derived table or CTE carries unchanged to its output (q75's
-    ``d_year``, grouped over a UNION of three channels' rows)."""
+    own, or those a derived table or CTE carries unchanged to its output (a
+    ``d_year`` grouped over a UNION of three channels' rows)."""
     if isinstance(source, exp.Table):
         return [(int(source.meta[REF]), name)] if REF in source.meta else None
     if isinstance(source, Scope):
@@ -157,9 +157,9 @@ def relaxed(node: exp.Expr, swap: Callable[[exp.Column], exp.Expr | None]) -> ex
     cannot be, a weaker condition that can: an AND without the conjuncts that
     cannot move, an OR of its disjuncts so weakened (none where one of them
     weakens to nothing). Every row that meets ``node`` meets it, so pushing it
-    keeps every row the query needs: q04's six references to ``year_total``
-    push ``(dyear = 2001 AND sale_type = 's') OR ...``, whose ``sale_type`` is a
-    literal inside, as ``dyear = 2001 OR dyear = 2002``."""
+    keeps every row the query needs: a CTE's six references, a year and a
+    channel each, push ``(dyear = 2001 AND sale_type = 's') OR ...``, whose
+    ``sale_type`` is a literal inside, as ``dyear = 2001 OR dyear = 2002``."""
     whole = replace_columns(node, swap)
     if whole is not None:
         return whole
@@ -243,7 +243,7 @@ def combine_references(pushes: list[list[Condition] | None]) -> list[Condition] 
     if len(pushes) == 1:
         return pushes[0]
     branches = [exp.and_(*(c.node for c in push)) for push in pushes if push]
-    distinct = list({b.sql(dialect="spark"): b for b in branches}.values())  # q04: 6 for 2
+    distinct = list({b.sql(dialect="spark"): b for b in branches}.values())  # 6 references, 2 years
     if len(distinct) == 1:
         return [Condition(distinct[0], "pushed", f"the same from all {len(pushes)} references")]
     node = exp.or_(*(exp.paren(b) for b in distinct))

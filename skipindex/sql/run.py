@@ -65,7 +65,8 @@ class QueryRun:
 
     def key_only(self, number: int) -> list[str]:
         """Its conditions only Spark evaluates (:mod:`.subqueries`), unless keys narrow
-        it (q33's item, by its IN subquery's): its kept rows then give its keys."""
+        it (a dimension by the keys of its own IN subquery): its kept rows then give
+        its keys."""
         source, key_only = self.sources.get(self.by_number[number].key), self.derivation.key_only
         conditioned = {n for n, found in self.conditions.items() if found}
         narrowed = worth.narrowed_by_keys(
@@ -112,8 +113,8 @@ class QueryRun:
 
     def reach(self, number: int, besides: tuple[int, ...] = ()) -> bool:
         """Whether keys of reference ``number`` can skip files of some reference
-        (:func:`~.worth.keys_reach_files`; q72's second date dimension, between
-        1999's weeks and inventory, is worth narrowing however small it is)."""
+        (:func:`~.worth.keys_reach_files`; a second date dimension, between a
+        year's weeks and a fact, is worth narrowing however small it is)."""
         grouped = [j for group in self.derivation.any_joins for j in group]
         return worth.keys_reach_files(
             number, [*self.derivation.joins, *grouped], self.indexed_sources.get, besides

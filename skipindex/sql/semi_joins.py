@@ -9,9 +9,9 @@ does (:class:`~skipindex.sql.derive.EquiJoin`):
   other way: every value the subquery gives is the y of a ``t`` row (or NULL,
   which a WHERE conjunct's IN treats as no match), so a ``t`` row whose y is no
   x of a kept ``a`` row decides nothing, however the subquery joins ``t``: a's
-  keys prune t (q95: the ship dates' orders prune the orders its two subqueries
-  read). Both only where the subquery neither aggregates nor limits, and never
-  for ``NOT IN``, where one NULL y makes every answer NULL.
+  keys prune t (the orders shipped in a date range prune the orders two IN
+  subqueries read). Both only where the subquery neither aggregates nor
+  limits, and never for ``NOT IN``, where one NULL y makes every answer NULL.
 * ``EXISTS (SELECT ... FROM t ... WHERE ... AND a.x = t.y ...)``: a ``t`` row
   whose y is no ``a`` row's x meets the correlated WHERE for no row of ``a``,
   however the subquery aggregates or limits what meets it (a's keys prune t);

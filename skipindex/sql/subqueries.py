@@ -1,11 +1,11 @@
 """Conditions only Spark can evaluate, kept for a dimension's key query.
 
 A WHERE conjunct on one source's columns that holds an uncorrelated subquery
-(TPC-DS q58: ``d_date IN (SELECT d_date FROM date_dim WHERE d_week_seq =
+(a week's dates: ``d_date IN (SELECT d_date FROM date_dim WHERE d_week_seq =
 (SELECT d_week_seq FROM date_dim WHERE d_date = '2000-01-03'))``) cannot prune:
 no index evaluates a subquery. But it filters the rows that source contributes
 just as a derivable condition does, and the key query Spark runs for a join's
-keys (``SELECT DISTINCT key FROM dim WHERE ...``) can hold it: q58's date
+keys (``SELECT DISTINCT key FROM dim WHERE ...``) can hold it: the date
 dimension then gives its seven dates' keys to the fact it joins.
 
 It is kept only where every column inside the subquery names a source defined
@@ -41,7 +41,7 @@ def key_query_owner(scope: Scope, node: exp.Expr, absorbs: set[str]) -> str | No
     for subquery in inner:
         for nested in subquery.traverse():
             # the sources it reads: ``sources`` also holds every CTE defined before it
-            # (q58's cs_items sees ss_items), which it need not name
+            # (a later CTE's subquery sees an earlier CTE), which it need not name
             for name, (_, source) in nested.selected_sources.items():
                 if isinstance(source, Scope) and source.scope_type == ScopeType.CTE:
                     return None

@@ -150,8 +150,8 @@ def transfer_outer(
     """One-column conditions of ``preserved`` sources carried through the ON
     equalities of an outer (or anti) join into the source that ON absorbs for
     alone, the null-supplying one: its rows that fail them match no preserved
-    row that counts, so they never show (q78: ``ss_sold_year = 2000`` into the
-    web and catalog years LEFT JOINed on it)."""
+    row that counts, so they never show (one channel's ``sold_year = 2000`` into
+    the years of the other channels LEFT JOINed on it)."""
     extra: dict[str, list[Condition]] = {}
     for equality in found:
         sides = {equality.left.alias, equality.right.alias}

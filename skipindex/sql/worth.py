@@ -4,10 +4,10 @@ A table of one file has nothing to skip. Keys skip files only on a column some
 index answers them on, and not by min-max alone where each file spans most of
 the column's range. So a one-file reference is worth pruning only where its
 keys reach, directly or through other one-file references, a table of several
-files they can skip in (q72: 1999's weeks narrow a one-file date dimension,
-whose dates narrow inventory). Where they cannot (q84: customer's keys reach
-only one-file dimensions and a fact column only min-max answers, over files
-that each span most of it), its prune and its key queries cost 0.3 s for nothing.
+files they can skip in (a year's weeks narrow a one-file date dimension, whose
+dates narrow a fact). Where they cannot (a dimension's keys reach only one-file
+dimensions and a fact column only min-max answers, over files that each span
+most of it), its prune and its key queries cost 0.3 s for nothing.
 """
 
 from __future__ import annotations
