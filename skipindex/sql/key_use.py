@@ -56,7 +56,6 @@ __all__ = [
 ]
 
 
-
 @dataclass(frozen=True)
 class KeyList:
     """One join's keys for a side, and the share of that side's rows they are
