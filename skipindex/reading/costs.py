@@ -19,7 +19,7 @@ import numpy as np
 from skipindex.reading.footers import COMPRESSED, DICTIONARY, UNCOMPRESSED, VALUES, FooterLayout
 from skipindex.reading.pages import chunk_bytes, chunk_pages
 
-__all__ = ["Costs", "costs"]
+__all__ = ["Costs", "costs", "where_bytes"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,15 @@ def costs(
         read_bytes=np.bincount(chunk_file, weights=read, minlength=files),
         file_bytes=np.bincount(chunk_file, weights=compressed, minlength=files),
         where_bytes=np.bincount(chunk_file, weights=compressed * in_where, minlength=files),
+    )
+
+
+def where_bytes(layouts: Sequence[FooterLayout], where: Collection[str]) -> float:
+    """The compressed bytes of the ``where`` columns over all ``layouts``: what
+    no candidate row is needed to know (an upper bound of what any read by row
+    groups can save, before the candidate rows are gathered and priced)."""
+    return float(
+        sum(np.dot(layout.chunks[:, COMPRESSED], _in(layout, where)) for layout in layouts)
     )
 
 

@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from skipindex.pruning.result import PruneResult
-from skipindex.reading.costs import Costs, costs
+from skipindex.reading.costs import Costs, costs, where_bytes
 from skipindex.reading.footers import FooterLayout, footer_layout, stamp
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import is_flat, open_file, spark_columns
@@ -146,7 +146,7 @@ def plan_read(
     """:func:`plan_splits` where reading by row groups is :func:`worth_it`, else
     None; decided, where it can be, before any file is checked or opened: when
     even every candidate file together could not save enough."""
-    priced = _Priced.of(result, location, target)
+    priced = _Priced.of(result, location, target, at_least=MIN_BYTES_SAVED)
     if priced is None or priced.best_case() < MIN_BYTES_SAVED:
         return None
     splits, whole = priced.splits(result, view, target)
@@ -169,10 +169,18 @@ class _Priced:
     candidate: np.ndarray  # per file priced: its row groups cost little enough
 
     @classmethod
-    def of(cls, result: PruneResult, location: TableLocation, target: pa.Schema) -> _Priced | None:
+    def of(
+        cls,
+        result: PruneResult,
+        location: TableLocation,
+        target: pa.Schema,
+        at_least: float = 0.0,
+    ) -> _Priced | None:
         """None where no kept file can be read by row groups: no row answers,
         a partition column of a type not modelled, not a local disk, a nested
-        column in the table (``target``)."""
+        column in the table (``target``); or where the files could not save
+        ``at_least`` bytes even were no row group read (their predicate columns
+        too small: pricing the candidate rows, millions of them, costs 10 ms)."""
         eligible = (
             result.rows
             and all(p.type is not None and is_flat(p.type) for p in result.partitions)
@@ -181,7 +189,7 @@ class _Priced:
         )
         if not eligible:
             return None
-        at, paths, layouts, rows = [], [], [], []
+        at, paths, layouts, found_rows = [], [], [], []
         prefix = location.user_root + "/"
         for i, file in enumerate(result.files):
             found, listed = result.rows.get(file), result.listed.get(file)
@@ -193,8 +201,12 @@ class _Priced:
                 at.append(i)
                 paths.append(path)
                 layouts.append(layout)
-                rows.append(np.asarray(found.to_array(), dtype=np.int64))
-        priced = costs(layouts, rows, {name.lower() for name in result.columns})
+                found_rows.append(found)
+        where = {name.lower() for name in result.columns}
+        if WHERE_BYTES_FACTOR * where_bytes(layouts, where) < at_least:
+            return None
+        rows = [np.asarray(found.to_array(), dtype=np.int64) for found in found_rows]
+        priced = costs(layouts, rows, where)
         candidate = priced.read_bytes <= GROUP_SHARE * priced.file_bytes
         return cls(at, paths, layouts, priced, candidate)
 

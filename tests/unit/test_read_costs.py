@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from skipindex.reading import footers as _footers
 from skipindex.reading import pages as page_read
 from skipindex.reading.costs import costs
+from skipindex.reading.costs import where_bytes as predicate_bytes
 from skipindex.reading.footers import FooterLayout, footer_layout
 from tests._support import examples
 
@@ -75,6 +76,9 @@ def test_costs_of_many_files_match_the_chunk_model_file_by_file(tmp_path_factory
         assert np.isclose(found.read_bytes[k], read)
         assert found.file_bytes[k] == total
         assert found.where_bytes[k] == where_bytes
+    # the bound taken before candidate rows are priced: the predicate columns' bytes
+    assert predicate_bytes(layouts, {"note"}) == sum(per_file[4] for per_file in expected)
+    assert predicate_bytes(layouts, set()) == 0
 
 
 def test_a_footer_is_read_once_per_file_version(tmp_path):
