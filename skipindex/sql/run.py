@@ -19,7 +19,7 @@ from skipindex.sql.derive import Derivation, Parsed
 from skipindex.sql.frames import Pruned, prune_source, reference_whole
 from skipindex.sql.plan import ReferencePlan, reference_plan
 from skipindex.sql.references import Reference
-from skipindex.sql.sizes import reference_bytes
+from skipindex.sql.sizes import listed_sizes, reference_bytes
 from skipindex.sql.text import placeholder, run_sql, substitute
 
 __all__ = ["QueryRun"]
@@ -47,6 +47,8 @@ class QueryRun:
         # the same files, so the index is read and evaluated once for all of them
         self.same_prunes: dict[tuple[Any, str], Pruned] = {}
         self.rendered: dict[int, str] = {}  # id of a condition (alive in conditions) -> SQL
+        self.sizes: dict[Any, dict[str, int] | None] = {}  # table -> its files' sizes
+        self.estimates: dict[str, int | None] = {}  # a table not indexed -> Spark's bytes
         self.wholes: dict[int, Any] = {}  # reference -> read whole, schema known (see read)
         self.indexed = [
             r
@@ -123,7 +125,18 @@ class QueryRun:
     def bytes_read(self, reference: Reference) -> int | None:
         """The bytes ``reference`` reads (None: not known)."""
         source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
-        return reference_bytes(self.spark, reference, source, pruned)
+        if source is None:  # Spark's estimate: one analysis and its statistics
+            if reference.written not in self.estimates:
+                self.estimates[reference.written] = reference_bytes(
+                    self.spark, reference, None, None
+                )
+            return self.estimates[reference.written]
+        if reference.key not in self.sizes:  # listed once a query, however often asked
+            self.sizes[reference.key] = listed_sizes(source)
+        sizes = self.sizes[reference.key]
+        return (
+            None if sizes is None else reference_bytes(self.spark, reference, source, pruned, sizes)
+        )
 
     def read(self, reference: Reference) -> Any:
         """The frame the reference is read from: its kept files, else the table

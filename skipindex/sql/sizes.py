@@ -19,7 +19,7 @@ from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned
 from skipindex.sql.references import Reference
 
-__all__ = ["fits", "reference_bytes"]
+__all__ = ["fits", "listed_sizes", "reference_bytes"]
 
 
 def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
@@ -31,20 +31,34 @@ def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
 
 
 def reference_bytes(
-    spark: Any, reference: Reference, source: Source | None, pruned: Pruned | None
+    spark: Any,
+    reference: Reference,
+    source: Source | None,
+    pruned: Pruned | None,
+    sizes: dict[str, int] | None = None,
 ) -> int | None:
-    """Bytes ``reference`` reads (None: not known)."""
+    """Bytes ``reference`` reads (None: not known); ``sizes``: its table's files
+    as :func:`listed_sizes` gave them (listed here where not given)."""
     if source is None:
         return _spark_estimate(spark, reference.written)
-    location = source.location
-    try:
-        listing = location.list_table()
-    except (SkipIndexError, OSError):
+    if sizes is None:
+        sizes = listed_sizes(source)
+    if sizes is None:
         return None
-    sizes = dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))
     if pruned is None or pruned.frame is None or pruned.result is None:
         return int(sum(sizes.values()))
+    location = source.location
     return int(sum(sizes.get(location.relative(path), 0) for path in pruned.result.files))
+
+
+def listed_sizes(source: Source) -> dict[str, int] | None:
+    """Each file of ``source``'s table (relative path) and its size, from one
+    listing (None: it cannot be listed)."""
+    try:
+        listing = source.location.list_table()
+    except (SkipIndexError, OSError):
+        return None
+    return dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))
 
 
 def _spark_estimate(spark: Any, written: str) -> int | None:
