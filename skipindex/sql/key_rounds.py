@@ -24,6 +24,7 @@ from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
 from skipindex.sql.file_ranges import kept_file_ranges
+from skipindex.sql.key_choice import Sides, choose_keys, why_not_ask
 from skipindex.sql.key_use import index_kinds, key_conditions
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys
@@ -94,11 +95,8 @@ class KeyRounds:
             join = query.join
             fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
             relay, read, dim_read = self._sides_read(join, fact, dim)
-            if read is not None and read < active().key_query_bytes:
-                why = "its other side, pruned by other keys, is too small for a key query to pay"
-                keys = Keys(join, None, why, 0.0)
-            elif not relay and not fits(dim_read, read, active().key_side_share):
-                why = "its side is not much smaller than the one to prune, pruned by other keys"
+            why = why_not_ask(Sides(0, relay, read, dim_read), active())
+            if why is not None:
                 keys = Keys(join, None, why, 0.0)
             else:
                 keys = asked_once(self.asked, query.asked, join, query.ask)
@@ -239,33 +237,19 @@ class KeyRounds:
         or its Spark key query is added to ``held``)."""
         pruned = self.run.pruned.get(join.dim)
         many = worth.matching_rows(pruned.result if pruned is not None else None)
-        policy = active()
-        if many > policy.rows_per_key_bound * bound and not spans:
-            return Keys(join, None, f"its index says about {many:,} rows match", 0.0)
-        local_only = local_only or many > policy.rows_per_key_bound * bound  # ranges, locally
         relay, read, dim_read = self._sides_read(join, fact, dim)
-        # A side not much smaller than the one it prunes: its keys only where they
-        # are read from its kept rows (milliseconds), never by a Spark job reading it,
-        # and only from a few kept files (the policy's local_key_side_bytes).
-        larger = not relay and not fits(dim_read, read, policy.key_side_share)
-        if larger and (dim_read is None or dim_read >= policy.local_key_side_bytes):
-            return Keys(join, None, "its side is not much smaller than the one to prune", 0)
-        # A relay narrows a side that passes keys on, however small, but not a one-file
-        # dimension by a fact's keys (a fact's item keys for the item dimension; one date
-        # dimension's keys for another are fine).
-        if (
+        relay_larger = (
             relay
             and self.run.one_file(fact)
             and not fits(self.run.bytes_read(dim), self.run.bytes_read(fact), 1)
-        ):
-            return Keys(join, None, "its side is larger than the one file it would narrow", 0)
-        small = read is not None and read < policy.key_query_bytes
-        keys = self._dim_keys(join, dim, bound, local_only or small or larger, spans, held)
-        if keys is None and (small or larger) and not local_only:
-            why = "its other side is too small for a Spark key query to pay"
-            if larger:
-                why = "its side is not much smaller than the one to prune"
-            return Keys(join, None, why, 0.0)
+        )
+        sides = Sides(many, relay, read, dim_read, relay_larger)
+        choice = choose_keys(sides, bound, spans, local_only, active())
+        if choice.why_none is not None:
+            return Keys(join, None, choice.why_none, 0.0)
+        keys = self._dim_keys(join, dim, bound, choice.local_only, spans, held)
+        if keys is None and choice.why_not_asked is not None:
+            return Keys(join, None, choice.why_not_asked, 0.0)
         return keys
 
     def _spans(self, join: EquiJoin, dim: Reference) -> Keys | None:
