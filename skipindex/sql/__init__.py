@@ -5,9 +5,13 @@ Finds the table references of a query and where they sit in its text
 (``derive``, over ``conjuncts`` and ``joins``: written, pushed through derived
 tables, CTEs and set operations, carried across equi-joins); the tables each
 name and their Spark schemas (``catalog``, with ``register``); frames over the
-kept files (``frames``); join keys computed with Spark to prune the other side
-(``dynamic``); and the query run with each pruned reference swapped for a view
-of its kept files (``query``), with ``plan`` saying what was done and why.
+kept files (``frames``, ``run``); join keys that prune the other side of a
+join, in rounds (``key_rounds``: read from a side's kept rows by
+``local_keys``, asked of Spark by ``dynamic``, bounded by ``file_ranges``;
+whether to try by ``key_choice`` and ``worth``; written by ``key_use``), every
+knob in ``policy``; and the user's text run with each pruned reference's name
+swapped for its frame (``text``), with ``plan`` saying what was done and why
+(``query`` runs the passes in order).
 
 May import: ``reading``, ``pruning``, ``store``, ``spark``, ``expressions``,
 the base modules.
