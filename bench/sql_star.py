@@ -2,22 +2,21 @@
 
 SSB's 13 queries as the paper writes them: ``lineorder`` joined to ``dates``,
 ``customer``, ``supplier`` and ``part``, the filters on the dimensions (bench/ssb.py,
-``star``: the flat table's rows, split into the fact and its dimensions). Each is
-run three ways in one local[2] session: plain ``spark.sql`` over the views
-``si.register`` makes of the star tables (views of DataFrames, which hold each
-folder's listing and schema: plain Spark at its best), ``si.sql`` over the same
-views (the dimensions' conditions
-prune them, their join keys prune ``lineorder`` where few), and ``si.sql`` of the
-flat form's query over ``lineorder_flat`` (bit-sliced bitmaps and min-max on every
-predicate column, as section 9 indexes it). The floor is the number of lineorder
-files holding a row of the answer (DuckDB, over the flat form, which holds the same
-rows in the same files). Two layouts: the generator's order, and ``lineorder``
-clustered by ``lo_orderdate`` (``si.cluster``, linear), its flat form made from it
-file by file. lineorder is indexed with min-max on its keys and ``lo_orderdate``,
-Bloom filters on ``lo_custkey``, ``lo_suppkey``, ``lo_partkey`` and bit-sliced
-bitmaps on those keys (a join's keys then meet the other conditions row by
-row), ``lo_orderdate``, ``lo_discount``, ``lo_quantity``; the dimensions with
-equality bitmaps on the columns the queries filter.
+``star``: the flat table's rows, split into the fact and its dimensions). Each is run
+three ways in one local[2] session: plain ``spark.sql`` over the views ``si.register``
+makes of the star tables (views of DataFrames, which hold each folder's listing and
+schema: plain Spark at its best), ``si.sql`` over the same views (the dimensions'
+conditions prune them, their join keys prune ``lineorder`` where few), and ``si.sql`` of
+the flat form's query over ``lineorder_flat`` (bit-sliced bitmaps and min-max on every
+predicate column, as section 9 indexes it). The floor is the number of lineorder files
+holding a row of the answer (DuckDB, over the flat form, which holds the same rows in
+the same files). Two layouts: the generator's order, and ``lineorder`` clustered by
+``lo_orderdate`` (``si.cluster``, linear), its flat form made from it file by file.
+lineorder is indexed with min-max on its keys and ``lo_orderdate``, Bloom filters on
+``lo_custkey``, ``lo_suppkey``, ``lo_partkey`` and bit-sliced bitmaps on those keys (a
+join's keys then meet the other conditions row by row), ``lo_orderdate``,
+``lo_discount``, ``lo_quantity``; the dimensions with equality bitmaps on the columns
+the queries filter.
 
     python bench/run.py --only sql          # SF1, 100 files (quick); --full: SF10, 1,000
     python bench/sql_star.py --sf10         # the same, printed
