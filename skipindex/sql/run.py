@@ -19,7 +19,7 @@ from skipindex.sql.derive import Derivation, Parsed
 from skipindex.sql.frames import Pruned, prune_source, reference_whole
 from skipindex.sql.plan import ReferencePlan, reference_plan
 from skipindex.sql.references import Reference
-from skipindex.sql.sizes import listed_sizes, reference_bytes
+from skipindex.sql.sizes import kept_bytes, listed_sizes, spark_estimate
 from skipindex.sql.text import placeholder, run_sql, substitute
 
 __all__ = ["QueryRun"]
@@ -127,16 +127,12 @@ class QueryRun:
         source, pruned = self.sources.get(reference.key), self.pruned.get(reference.number)
         if source is None:  # Spark's estimate: one analysis and its statistics
             if reference.written not in self.estimates:
-                self.estimates[reference.written] = reference_bytes(
-                    self.spark, reference, None, None
-                )
+                self.estimates[reference.written] = spark_estimate(self.spark, reference.written)
             return self.estimates[reference.written]
         if reference.key not in self.sizes:  # listed once a query, however often asked
             self.sizes[reference.key] = listed_sizes(source)
         sizes = self.sizes[reference.key]
-        return (
-            None if sizes is None else reference_bytes(self.spark, reference, source, pruned, sizes)
-        )
+        return None if sizes is None else kept_bytes(source, pruned, sizes)
 
     def read(self, reference: Reference) -> Any:
         """The frame the reference is read from: its kept files, else the table

@@ -17,9 +17,8 @@ from typing import Any
 from skipindex.errors import SkipIndexError
 from skipindex.sql.catalog import Source
 from skipindex.sql.frames import Pruned
-from skipindex.sql.references import Reference
 
-__all__ = ["fits", "listed_sizes", "reference_bytes"]
+__all__ = ["fits", "kept_bytes", "listed_sizes", "spark_estimate"]
 
 
 def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
@@ -28,27 +27,6 @@ def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
     if dim_bytes is None or fact_bytes is None:
         return True
     return dim_bytes * share <= fact_bytes
-
-
-def reference_bytes(
-    spark: Any,
-    reference: Reference,
-    source: Source | None,
-    pruned: Pruned | None,
-    sizes: dict[str, int] | None = None,
-) -> int | None:
-    """Bytes ``reference`` reads (None: not known); ``sizes``: its table's files
-    as :func:`listed_sizes` gave them (listed here where not given)."""
-    if source is None:
-        return _spark_estimate(spark, reference.written)
-    if sizes is None:
-        sizes = listed_sizes(source)
-    if sizes is None:
-        return None
-    if pruned is None or pruned.frame is None or pruned.result is None:
-        return int(sum(sizes.values()))
-    location = source.location
-    return int(sum(sizes.get(location.relative(path), 0) for path in pruned.result.files))
 
 
 def listed_sizes(source: Source) -> dict[str, int] | None:
@@ -61,7 +39,17 @@ def listed_sizes(source: Source) -> dict[str, int] | None:
     return dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))
 
 
-def _spark_estimate(spark: Any, written: str) -> int | None:
+def kept_bytes(source: Source, pruned: Pruned | None, sizes: dict[str, int]) -> int:
+    """Bytes a reference to ``source``'s table reads: its kept files where it is
+    read from them, else every file (``sizes``: :func:`listed_sizes`)."""
+    if pruned is None or pruned.frame is None or pruned.result is None:
+        return int(sum(sizes.values()))
+    location = source.location
+    return int(sum(sizes.get(location.relative(path), 0) for path in pruned.result.files))
+
+
+def spark_estimate(spark: Any, written: str) -> int | None:
+    """Spark's own estimate of the bytes table ``written`` reads (None: not known)."""
     try:
         frame = spark.sql(f"SELECT * FROM {written}")  # noqa: S608 -- the query's own name
         stats = frame._jdf.queryExecution().optimizedPlan().stats()
