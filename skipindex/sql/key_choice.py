@@ -59,14 +59,14 @@ def choose_keys(
         return KeyChoice(f"its index says about {sides.matching_rows:,} rows match")
     # A side not much smaller than the one it prunes: its keys only where they are
     # read from its kept rows, and only from a few kept files.
-    larger = not sides.relay and not fits(sides.key_read, sides.read, policy.key_side_share)
+    larger = _not_much_smaller(sides, policy)
     if larger and (sides.key_read is None or sides.key_read >= policy.local_key_side_bytes):
         return KeyChoice(_LARGER)
     # A relay narrows a side that passes keys on however small, but not one file
     # by a larger side's keys.
     if sides.relay_larger:
         return KeyChoice("its side is larger than the one file it would narrow")
-    small = sides.read is not None and sides.read < policy.key_query_bytes
+    small = _too_small_to_ask(sides, policy)
     local = local_only or many  # many keys: as ranges, read locally
     why_not_asked = None
     if (small or larger) and not local:
@@ -78,8 +78,19 @@ def why_not_ask(sides: Sides, policy: PlanningPolicy) -> str | None:
     """Why a Spark key query held until a round's local keys had pruned is not
     run now (None: it is): the side it would prune has become too small for it
     to pay, or the key side is no longer much smaller than it."""
-    if sides.read is not None and sides.read < policy.key_query_bytes:
+    if _too_small_to_ask(sides, policy):
         return "its other side, pruned by other keys, is too small for a key query to pay"
-    if not sides.relay and not fits(sides.key_read, sides.read, policy.key_side_share):
+    if _not_much_smaller(sides, policy):
         return "its side is not much smaller than the one to prune, pruned by other keys"
     return None
+
+
+def _too_small_to_ask(sides: Sides, policy: PlanningPolicy) -> bool:
+    """The pruned side reads less than a Spark key query costs to pay for."""
+    return sides.read is not None and sides.read < policy.key_query_bytes
+
+
+def _not_much_smaller(sides: Sides, policy: PlanningPolicy) -> bool:
+    """The key side is not at most 1 / ``key_side_share`` of the pruned side (a
+    relay is narrowed whatever the sizes)."""
+    return not sides.relay and not fits(sides.key_read, sides.read, policy.key_side_share)
