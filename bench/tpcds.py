@@ -127,7 +127,10 @@ def rounds_for(slower_best: float, runs: int, budget: float) -> int:
     the last slot the best time; with an odd count plain Spark held it twice in
     three rounds."""
     wanted = math.ceil(budget / max(slower_best, 1e-3))
-    rounds = max(runs, min(MAX_RUNS, wanted))
+    return _even(max(runs, min(MAX_RUNS, wanted)))
+
+
+def _even(rounds: int) -> int:
     return rounds + rounds % 2
 
 
@@ -156,7 +159,7 @@ def run_query(
                 spark_times.append(seconds)
                 expected = value
 
-    first = runs + runs % 2  # even: see rounds_for
+    first = _even(runs)  # see rounds_for
     for round_ in range(first):
         one_round(round_)
     for round_ in range(first, rounds_for(max(min(si_times), min(spark_times)), runs, budget)):
