@@ -24,7 +24,7 @@ from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
 from skipindex.sql.file_ranges import kept_file_ranges
-from skipindex.sql.key_choice import Sides, choose_keys, why_not_ask
+from skipindex.sql.key_choice import Attempt, Retry, Sides, choose_keys, retry, why_not_ask
 from skipindex.sql.key_use import index_kinds, key_conditions
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys
@@ -114,61 +114,67 @@ class KeyRounds:
         held: list[_Held],
     ) -> Found:
         """One round of key lists; after the first, only keys read from a side's
-        kept rows (a Spark key query over the long lists earlier rounds added
-        to its conditions costs seconds where reading them costs milliseconds).
-        ``tried``: each join tried, and the sides whose keys had narrowed its dim
-        side then. A side narrowed since, or narrowed by this very side and others,
-        gives ranges from its kept files only, which cost no read (a sales table,
-        whole in the first round, then a month's two files, bounds its returns).
-        A Spark key query is ``held`` until the round's local keys have pruned."""
-        indexed = {r.number for r in self.run.indexed}
+        kept rows (``local_only``). ``tried``: each join tried, and the sides whose
+        keys had narrowed its key side then; how a join is tried again is
+        :func:`~.key_choice.retry`'s. A Spark key query is ``held`` until the
+        round's local keys have pruned."""
         found: Found = {}
         for join in self.run.derivation.joins:
-            key = (join.fact, join.fact_column, join.dim, join.dim_column)
-            fed = frozenset(self.fed.get(join.dim, ()))
-            if tried.get(key) == fed or join.fact not in indexed or (fed and fed <= {join.fact}):
-                continue  # tried as it is, or its keys came from this very side
-            dim = self.run.by_number[join.dim]
-            if not self._filtered(dim):
-                continue  # not filtered (yet): its keys are all keys
-            again = key in tried or join.fact in fed
-            tried[key] = fed
-            fact = self.run.by_number[join.fact]
-            kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
-            by_ranges = bool(kinds & RANGES_ONLY)  # what file ranges can skip by
-            before = self.run.pruned.get(join.fact)
-            if before is not None and before.result is not None and not before.result.files:
-                continue  # nothing left to prune
-            # Retried where its dim side was narrowed since: by ranges, or by keys read
-            # from that side's kept rows where nothing narrowed this side yet and it is
-            # large enough for its skipped files to repay another prune (returns, by
-            # the orders of a month's sales, whose dates came later: returns of a few
-            # megabytes did not, 62 fewer files for 0.3-0.4 s more planning).
-            reread = again and self._whole(join.fact) and self._large(fact)
-            if again and not (by_ranges or reread):
+            attempt, kinds = self._attempt(join, tried)
+            if attempt is Attempt.NONE:
                 continue
+            fact, dim = self.run.by_number[join.fact], self.run.by_number[join.dim]
             why = worth.why_keys_skip_nothing(self.run.sources[fact.key], join.fact_column)
             if self.run.one_file(fact) and not self.run.reach(join.fact, (join.dim,)):
                 why = "its other side is one file: nothing to skip"
             if why is not None:
-                if not again:
+                if attempt is Attempt.FIRST:
                     self._keys(join, None, why, 0.0)
                 continue
-            bound = key_bound(dynamic_keys, kinds)
             # ranges answer the column, and skip files there: past the bound, the keys as ranges
-            spans = by_ranges and self._clustered(fact, join.fact_column)
-            holding = len(held)
+            spans = bool(kinds & RANGES_ONLY) and self._clustered(fact, join.fact_column)
             keys = None
-            if reread or not again:
-                keys = self._values(join, dim, fact, bound, local_only or again, spans, held)
-            if again and keys is not None and keys.values is None:
-                keys = None  # its first try said why none are used
-            if len(held) > holding:
-                continue  # asked (or not) once this round's local keys have pruned
+            if attempt is not Attempt.RANGES:
+                holding, first = len(held), attempt is Attempt.FIRST
+                bound = key_bound(dynamic_keys, kinds)
+                keys = self._values(join, dim, fact, bound, local_only or not first, spans, held)
+                if len(held) > holding:
+                    continue  # asked (or not) once this round's local keys have pruned
+                if not first and keys is not None and keys.values is None:
+                    keys = None  # its first try said why none are used
             keys = self._settle(join, dim, keys, spans)
             if keys is not None and keys.values is not None:
                 found.setdefault(join.fact, []).append((join, keys.values, kinds))
         return found
+
+    def _attempt(
+        self, join: EquiJoin, tried: dict[tuple[int, str, int, str], frozenset[int]]
+    ) -> tuple[Attempt, set[str]]:
+        """How ``join`` is tried this round (recorded in ``tried``), and the index
+        kinds on the column it prunes."""
+        key = (join.fact, join.fact_column, join.dim, join.dim_column)
+        fed = frozenset(self.fed.get(join.dim, ()))
+        indexed = join.fact in self.run.indexed_sources
+        if tried.get(key) == fed or not indexed or (fed and fed <= {join.fact}):
+            return Attempt.NONE, set()  # tried as it is, or its keys came from this very side
+        if not self._filtered(self.run.by_number[join.dim]):
+            return Attempt.NONE, set()  # not filtered (yet): its keys are all keys
+        before = self.run.pruned.get(join.fact)
+        if before is not None and before.result is not None and not before.result.files:
+            return Attempt.NONE, set()  # nothing left to prune
+        fact = self.run.by_number[join.fact]
+        kinds = index_kinds(self.run.sources[fact.key], join.fact_column)
+        again = key in tried or join.fact in fed
+        whole = again and self._whole(join.fact)  # measured only where they may matter
+        known = Retry(
+            tried=key in tried,
+            fed_by_pruned_side=join.fact in fed,
+            by_ranges=bool(kinds & RANGES_ONLY),
+            pruned_whole=whole,
+            pruned_large=whole and self._large(fact),
+        )
+        tried[key] = fed
+        return retry(known), kinds
 
     def _settle(
         self, join: EquiJoin, dim: Reference, keys: Keys | None, spans: bool

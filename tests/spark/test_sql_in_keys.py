@@ -172,9 +172,7 @@ def test_sales_narrowed_by_a_later_round_give_their_orders_to_the_returns(
     # the days' bitmap leaves those rows a superset) and prune the returns
     policy = importlib.import_module("skipindex.sql.policy")
     sales = sum(p.nbytes for p in orders["sales"])
-    monkeypatch.setattr(
-        policy, "DEFAULT", replace(policy.DEFAULT, local_key_side_bytes=sales // 2)
-    )
+    monkeypatch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, local_key_side_bytes=sales // 2))
     week = 3
     query = (
         "SELECT count(*), sum(r.qty) FROM sales s JOIN dates d ON s.day = d.sk "

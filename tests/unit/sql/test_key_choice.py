@@ -7,7 +7,15 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skipindex.sql.key_choice import KeyChoice, Sides, choose_keys, why_not_ask
+from skipindex.sql.key_choice import (
+    Attempt,
+    KeyChoice,
+    Retry,
+    Sides,
+    choose_keys,
+    retry,
+    why_not_ask,
+)
 from skipindex.sql.policy import PlanningPolicy
 
 MiB = 2**20
@@ -100,3 +108,39 @@ def test_no_spark_query_where_it_cannot_pay(
     if choice.why_not_asked is not None:
         assert choice.local_only
         assert not local_only
+
+
+def test_a_join_never_tried_is_tried_in_full():
+    assert retry(Retry(False, False, False, False, False)) is Attempt.FIRST
+
+
+def test_a_join_tried_again_rereads_only_a_large_side_nothing_narrowed_yet():
+    assert retry(Retry(True, False, False, True, True)) is Attempt.REREAD
+    assert retry(Retry(True, False, True, True, False)) is Attempt.RANGES  # too small
+    assert retry(Retry(True, False, True, False, True)) is Attempt.RANGES  # narrowed already
+    assert retry(Retry(True, False, False, False, True)) is Attempt.NONE  # no ranges answer
+
+
+@given(
+    tried=st.booleans(),
+    fed=st.booleans(),
+    by_ranges=st.booleans(),
+    whole=st.booleans(),
+    large=st.booleans(),
+)
+def test_a_retry_never_asks_spark_nor_reads_where_it_cannot_pay(
+    tried, fed, by_ranges, whole, large
+):
+    attempt = retry(Retry(tried, fed, by_ranges, whole, large))
+    if not (tried or fed):
+        assert attempt is Attempt.FIRST  # only a first try may ask Spark
+        return
+    assert attempt is not Attempt.FIRST
+    if attempt is Attempt.REREAD:  # kept rows read again only where it can repay
+        assert whole
+        assert large
+    if attempt is Attempt.RANGES:
+        assert by_ranges
+    if attempt is Attempt.NONE:
+        assert not by_ranges
+        assert not (whole and large)
