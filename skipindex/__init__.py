@@ -36,6 +36,7 @@ from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
 from skipindex.indexes.bloom import Bloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
+from skipindex.indexes.ngram_bloom import NgramBloom
 from skipindex.indexes.range_bitmap import RangeBitmap
 from skipindex.indexing.build import BuildReport, build_index
 from skipindex.indexing.suggest import Suggestion, suggest_indexes
@@ -68,6 +69,7 @@ __all__ = [
     "InvalidSpecError",
     "MaintainReport",
     "MinMax",
+    "NgramBloom",
     "NotATableError",
     "PruneResult",
     "RangeBitmap",

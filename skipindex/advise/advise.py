@@ -24,7 +24,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from skipindex.advise.candidates import LayoutOption, columns_of, index_specs, layouts
+from skipindex.advise.candidates import (
+    LayoutOption,
+    columns_of,
+    index_specs,
+    layouts,
+    searched_columns,
+)
 from skipindex.advise.choose import Choice, choose
 from skipindex.advise.plan import Advice, Estimate, IndexChoice
 from skipindex.advise.sample import distinct_share, file_sample, laid_out, row_sample
@@ -88,7 +94,8 @@ def advise(
         real = [f.name for f in schema if f.name.lower() in columns]
         rows = row_sample(location, files, real, sample_rows, 64, seed)
         shares = {c: distinct_share(rows, c) for c in real}
-        specs = index_specs(real, schema, shares)
+        searched = frozenset().union(*(searched_columns(q, schema) for q in workload))
+        specs = index_specs(real, schema, shares, searched)
         sample = file_sample(location, files, os.path.join(scratch, "files"), sample_files, seed)
         budgets: dict[str, Any] = {"budget_bytes": budget_bytes, "budget_seconds": budget_seconds}
         as_is = choose(Simulation(sample, workload, specs, used), weights, **budgets)

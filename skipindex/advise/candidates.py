@@ -5,7 +5,8 @@ Columns are found in each query's predicate (sqlglot), matched to the table's
 columns as Spark matches them (case-insensitively). Nothing is ruled out by a
 rule of thumb except what cannot pay: an equality bitmap on a column whose
 sampled values are nearly all distinct (one bitmap per row, never smaller
-than a Bloom filter, and never better at ``=``). Layouts: the table as it is,
+than a Bloom filter, and never better at ``=``), and a substring index on a
+column no query searches for text in (``LIKE '%x%'``, ``contains``...). Layouts: the table as it is,
 then its most filtered columns in decreasing order of how many queries filter
 on them: one column sorted (linear), two and three on a Hilbert curve.
 """
@@ -25,10 +26,12 @@ from skipindex.errors import SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.indexes.base import IndexSpec
 
-__all__ = ["LayoutOption", "columns_of", "index_specs", "layouts"]
+__all__ = ["LayoutOption", "columns_of", "index_specs", "layouts", "searched_columns"]
 
 LayoutOption = tuple[str, tuple[str, ...]]  # (curve, columns); ("none", ()) is the table as is
 BITMAP_MAX_DISTINCT_SHARE = 0.5
+# Conditions a substring index (ngram_bloom) answers.
+_SUBSTRING_NODES = (exp.Like, exp.ILike, exp.Contains, exp.EndsWith, exp.StrPosition)
 
 
 def columns_of(query: Query, schema: pa.Schema) -> frozenset[str]:
@@ -43,10 +46,31 @@ def columns_of(query: Query, schema: pa.Schema) -> frozenset[str]:
     return frozenset(c.name.lower() for c in tree.find_all(exp.Column) if c.name.lower() in names)
 
 
+def searched_columns(query: Query, schema: pa.Schema) -> frozenset[str]:
+    """The table's columns (lower case) ``query`` searches for text in."""
+    if query.where is None:
+        return frozenset()
+    try:
+        tree = sqlglot.parse_one(query.where, dialect="spark")
+    except SqlglotError:
+        return frozenset()
+    names = {f.name.lower() for f in schema}
+    found = {
+        column.name.lower()
+        for node in tree.find_all(*_SUBSTRING_NODES)
+        for column in node.find_all(exp.Column)
+    }
+    return frozenset(found & names)
+
+
 def index_specs(
-    columns: Sequence[str], schema: pa.Schema, distinct_share: Mapping[str, float]
+    columns: Sequence[str],
+    schema: pa.Schema,
+    distinct_share: Mapping[str, float],
+    searched: frozenset[str] = frozenset(),
 ) -> dict[str, list[IndexSpec]]:
-    """Per kind, a spec on each of ``columns`` whose type it takes."""
+    """Per kind, a spec on each of ``columns`` whose type it takes (a substring
+    index only on the ``searched`` ones)."""
     by_name = {f.name.lower(): f for f in schema}
     out: dict[str, list[IndexSpec]] = {kind: [] for kind in KINDS}
     for column in columns:
@@ -55,6 +79,8 @@ def index_specs(
             if kind == "equality_bitmap" and (
                 distinct_share.get(found.name, 0.0) > BITMAP_MAX_DISTINCT_SHARE
             ):
+                continue
+            if kind == "ngram_bloom" and column.lower() not in searched:
                 continue
             try:
                 kind_class(found.name, found.type, {})

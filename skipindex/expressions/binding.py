@@ -46,6 +46,7 @@ from skipindex.expressions.nodes import (
     BoundComparison,
     BoundIn,
     BoundIsNull,
+    BoundMatch,
     BoundPredicate,
     Call,
     ColumnName,
@@ -54,6 +55,7 @@ from skipindex.expressions.nodes import (
     IsNull,
     Like,
     LiteralKind,
+    Match,
     Not,
     Op,
     Or,
@@ -81,12 +83,14 @@ _NODES = (
     In,
     IsNull,
     Like,
+    Match,
     Not,
     And,
     Or,
     BoundComparison,
     BoundIn,
     BoundIsNull,
+    BoundMatch,
 )
 
 
@@ -207,10 +211,12 @@ def _bind_leaf(
     """Bind one leaf; ``resolved``: the column it is on, already resolved (an
     expression index's field)."""
     subject = getattr(leaf, "column", None) if resolved is None else None
-    if isinstance(leaf, Comparison | In | IsNull | Like) and isinstance(subject, Call):
+    if isinstance(leaf, Comparison | In | IsNull | Like | Match) and isinstance(subject, Call):
         return _bind_call(leaf, resolver)
     if isinstance(leaf, Like):
         return _like(leaf, resolver, resolved)
+    if isinstance(leaf, Match):
+        return _match(leaf, resolver, resolved)
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
     assert not isinstance(leaf.column, Call)
@@ -244,7 +250,7 @@ def _bind_leaf(
         return Unsupported(str(leaf), str(reason))
 
 
-def _bind_call(leaf: Comparison | In | IsNull | Like, resolver: _Resolver) -> AnyPredicate:
+def _bind_call(leaf: Comparison | In | IsNull | Like | Match, resolver: _Resolver) -> AnyPredicate:
     """A leaf on an expression of columns: answered by an expression index on
     the same expression (the schema holds it as a field named by its canonical
     text), else rewritten into a condition on its column where a rule of
@@ -308,6 +314,24 @@ def _like(leaf: Like, resolver: _Resolver, resolved: BoundColumn | None = None) 
         return low
     high = compare_value(column, Domain.STRING, op_high, after)
     return join(Or if leaf.negated else And, [low, high])
+
+
+def _match(leaf: Match, resolver: _Resolver, resolved: BoundColumn | None = None) -> AnyPredicate:
+    """A pattern with wildcards inside, on a string column: a :class:`BoundMatch`
+    (substring and equality bitmap indexes answer it) and, where it holds, the
+    range of its prefix (which min-max answers). Only ``%``: every non-NULL value."""
+    assert not isinstance(leaf.column, Call)
+    column = resolved or resolver.resolve(leaf.column)
+    if column is None or domain_of(column.type) is not Domain.STRING:
+        return Unsupported(str(leaf), "LIKE is answered on string columns only")
+    pattern = leaf.pattern
+    if pattern.any_value:
+        return AlwaysFalse() if leaf.negated else BoundIsNull(column, negated=True)
+    bound = BoundMatch(column, pattern, leaf.negated)
+    if leaf.negated or not pattern.prefix:  # NULL never matches: min-max counts them
+        return join(And, [BoundIsNull(column, negated=True), bound])
+    prefix = _like(Like(leaf.column, pattern.prefix, prefix=True), resolver, column)
+    return join(And, [prefix, bound])
 
 
 def _successor(text: str) -> str | None:

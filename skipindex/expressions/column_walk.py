@@ -20,6 +20,8 @@ from skipindex.expressions.leaves import (
     Operand,
     compare,
     connect,
+    contains,
+    ends_with,
     is_nan,
     is_term,
     like,
@@ -183,6 +185,9 @@ class Walker:
             return like(self._operand(args[0]), self._operand(args[1]), shown)
         if name == "startswith" and len(args) == 2:
             return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
+        if name in ("contains", "endswith") and len(args) == 2:
+            build = contains if name == "contains" else ends_with
+            return build(self._operand(args[0]), self._operand(args[1]), shown)
         if name in _ARITHMETIC:
             raise InvalidPredicateError(f"{shown()} is not a boolean expression")
         what = f"function {name}()" if name else "this expression"

@@ -26,6 +26,7 @@ from skipindex.expressions.nodes import (
     Like,
     Literal,
     LiteralKind,
+    Match,
     Not,
     Op,
     Or,
@@ -34,15 +35,23 @@ from skipindex.expressions.nodes import (
     Unsupported,
     children_of,
 )
+from skipindex.expressions.patterns import (
+    PatternError,
+    contains_pattern,
+    ends_with_pattern,
+    parse_like,
+)
 from skipindex.expressions.rewrite import assemble, negate_leaf, rewrite_not
 from skipindex.expressions.visitors import Shape, fold
 
 __all__ = [
     "Operand",
     "compare",
-    "is_term",
     "connect",
+    "contains",
+    "ends_with",
     "is_nan",
+    "is_term",
     "like",
     "member",
     "null_safe_equal",
@@ -119,37 +128,57 @@ def connect(shape: Shape, parts: list[Predicate]) -> Predicate:
     return cast(Predicate, assemble(cls, cast(list[AnyPredicate], parts)))
 
 
-def like(column: Operand, pattern: Operand, shown: Callable[[], str]) -> Predicate:
-    """``column LIKE pattern`` with Spark's default escape (backslash): a wildcard-free
-    text, optionally followed by ``%``, is a :class:`Like` leaf; anything else might match."""
+def like(
+    column: Operand, pattern: Operand, shown: Callable[[], str], escape: str = "\\"
+) -> Predicate:
+    """``column LIKE pattern [ESCAPE escape]`` (Spark's default escape: a
+    backslash): a wildcard-free text, optionally followed by ``%``, is a
+    :class:`Like` leaf (an equality or a range); any other pattern a
+    :class:`Match` leaf; a pattern Spark rejects might match (Spark says why)."""
     if not is_term(column):
         return Unsupported(shown(), "LIKE needs a column")
     if not isinstance(pattern, Literal) or pattern.kind is not LiteralKind.STRING:
         return Unsupported(shown(), "LIKE needs a string literal pattern")
-    text, rest = [], str(pattern.value)
-    i = 0
-    while i < len(rest):
-        char = rest[i]
-        if char == "\\" and rest[i + 1 : i + 2] in ("_", "%", "\\"):
-            text.append(rest[i + 1])
-            i += 2
-        elif char == "%" and set(rest[i:]) == {"%"}:
-            return Like(cast(Term, column), "".join(text), prefix=True)
-        elif char in "_%\\":
-            return Unsupported(shown(), "only a prefix pattern ('abc%') can be answered")
-        else:
-            text.append(char)
-            i += 1
-    return Like(cast(Term, column), "".join(text), prefix=False)
+    try:
+        parsed = parse_like(str(pattern.value), escape)
+    except PatternError as exc:
+        return Unsupported(shown(), str(exc))
+    subject = cast(Term, column)
+    if parsed.literal:
+        return Like(subject, parsed.prefix, prefix=False)
+    if parsed.prefix_only:
+        return Like(subject, parsed.prefix, prefix=True)
+    return Match(subject, parsed)
 
 
 def starts_with(column: Operand, prefix: Operand, shown: Callable[[], str]) -> Predicate:
     """``startswith(column, 'abc')``: the same leaf as ``column LIKE 'abc%'``."""
+    text = _needle("startswith", column, prefix, shown)
+    return text if not isinstance(text, str) else Like(cast(Term, column), text, prefix=True)
+
+
+def contains(column: Operand, needle: Operand, shown: Callable[[], str]) -> Predicate:
+    """``contains(column, 'abc')``: ``column LIKE '%abc%'`` (as ``instr(column,
+    'abc') > 0`` and ``locate('abc', column) > 0`` are)."""
+    text = _needle("contains", column, needle, shown)
+    return text if not isinstance(text, str) else Match(cast(Term, column), contains_pattern(text))
+
+
+def ends_with(column: Operand, suffix: Operand, shown: Callable[[], str]) -> Predicate:
+    """``endswith(column, 'abc')``: ``column LIKE '%abc'``."""
+    text = _needle("endswith", column, suffix, shown)
+    return text if not isinstance(text, str) else Match(cast(Term, column), ends_with_pattern(text))
+
+
+def _needle(
+    name: str, column: Operand, needle: Operand, shown: Callable[[], str]
+) -> str | Predicate:
+    """The literal text of a string function's second argument, or why it might match."""
     if not is_term(column):
-        return Unsupported(shown(), "startswith needs a column")
-    if not isinstance(prefix, Literal) or prefix.kind is not LiteralKind.STRING:
-        return Unsupported(shown(), "startswith needs a string literal")
-    return Like(cast(Term, column), str(prefix.value), prefix=True)
+        return Unsupported(shown(), f"{name} needs a column")
+    if not isinstance(needle, Literal) or needle.kind is not LiteralKind.STRING:
+        return Unsupported(shown(), f"{name} needs a string literal")
+    return str(needle.value)
 
 
 _TRUTH_LIMIT = 64  # nodes: the three-valued expansion grows with depth
@@ -200,7 +229,7 @@ def _truth(pred: AnyPredicate, parts: list[_Truth]) -> _Truth:
         raise _UndecidableError("IN with a NULL in its list")
     if isinstance(pred, Comparison) and pred.literal.kind is LiteralKind.NULL:
         return AlwaysFalse(), AlwaysFalse(), AlwaysTrue()
-    if isinstance(pred, Comparison | In | Like):  # NULL exactly when the column is
+    if isinstance(pred, Comparison | In | Like | Match):  # NULL exactly when the column is
         present = IsNull(pred.column, negated=True)
         negation = cast(Predicate, negate_leaf(pred))
         return And((pred, present)), And((negation, present)), IsNull(pred.column)

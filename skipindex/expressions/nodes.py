@@ -30,6 +30,8 @@ import pyarrow as pa
 from skipindex._types import BoundValue
 from skipindex.column_paths import split_name
 from skipindex.expressions.formatting import format_days, format_micros, format_value
+from skipindex.expressions.operators import Op
+from skipindex.expressions.patterns import LikePattern
 from skipindex.expressions.visitors import fold
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "BoundIn",
     "BoundIsNull",
     "BoundLeaf",
+    "BoundMatch",
     "BoundPredicate",
     "BoundValue",
     "Call",
@@ -52,6 +55,7 @@ __all__ = [
     "Literal",
     "Like",
     "LiteralKind",
+    "Match",
     "Not",
     "Op",
     "Or",
@@ -61,43 +65,6 @@ __all__ = [
     "children_of",
     "render",
 ]
-
-
-class Op(enum.Enum):
-    """A binary comparison operator between a column and a literal."""
-
-    EQ = "="
-    NE = "!="
-    LT = "<"
-    LE = "<="
-    GT = ">"
-    GE = ">="
-
-    def negate(self) -> Op:
-        """The operator of ``NOT (x op v)`` under SQL three-valued logic."""
-        return _NEGATED[self]
-
-    def mirror(self) -> Op:
-        """The operator of ``v op x`` rewritten as ``x op' v``."""
-        return _MIRRORED[self]
-
-
-_NEGATED = {
-    Op.EQ: Op.NE,
-    Op.NE: Op.EQ,
-    Op.LT: Op.GE,
-    Op.GE: Op.LT,
-    Op.LE: Op.GT,
-    Op.GT: Op.LE,
-}
-_MIRRORED = {
-    Op.EQ: Op.EQ,
-    Op.NE: Op.NE,
-    Op.LT: Op.GT,
-    Op.GT: Op.LT,
-    Op.LE: Op.GE,
-    Op.GE: Op.LE,
-}
 
 
 class LiteralKind(enum.Enum):
@@ -276,6 +243,21 @@ class Like:
 
 
 @dataclass(frozen=True)
+class Match:
+    """``column [NOT] LIKE pattern`` with wildcards inside (``'%timeout%'``,
+    ``'a_c%'``), ``contains`` and ``endswith``: answered by a substring index
+    (its literal runs) and exactly by an equality bitmap's values."""
+
+    column: Term
+    pattern: LikePattern
+    negated: bool = False
+
+    def __str__(self) -> str:
+        text = str(self.pattern).replace("'", "''")
+        return f"{_quote(self.column)} {'NOT LIKE' if self.negated else 'LIKE'} '{text}'"
+
+
+@dataclass(frozen=True)
 class Not:
     child: Predicate
 
@@ -299,9 +281,8 @@ class Or:
         return render(self)
 
 
-Predicate = (
-    AlwaysTrue | AlwaysFalse | Unsupported | Comparison | In | IsNull | Like | Not | And | Or
-)
+_UnboundLeaf = Comparison | In | IsNull | Like | Match
+Predicate = AlwaysTrue | AlwaysFalse | Unsupported | _UnboundLeaf | Not | And | Or
 
 
 # --------------------------------------------------------------------------- bound
@@ -356,12 +337,23 @@ class BoundIsNull:
         return f"{self.column} IS {'NOT NULL' if self.negated else 'NULL'}"
 
 
-BoundLeaf = BoundComparison | BoundIn | BoundIsNull
+@dataclass(frozen=True)
+class BoundMatch:
+    """``column [NOT] LIKE pattern`` on a string column (see :class:`Match`)."""
+
+    column: BoundColumn
+    pattern: LikePattern
+    negated: bool = False
+
+    def __str__(self) -> str:
+        text = str(self.pattern).replace("'", "''")
+        return f"{self.column} {'NOT LIKE' if self.negated else 'LIKE'} '{text}'"
+
+
+BoundLeaf = BoundComparison | BoundIn | BoundIsNull | BoundMatch
 # Bound trees reuse And/Or (typed with unbound children) around bound leaves:
 # walkers that serve both take either.
-BoundPredicate = (
-    AlwaysTrue | AlwaysFalse | Unsupported | BoundComparison | BoundIn | BoundIsNull | And | Or
-)
+BoundPredicate = AlwaysTrue | AlwaysFalse | Unsupported | BoundLeaf | And | Or
 AnyPredicate = Predicate | BoundPredicate
 
 

@@ -25,6 +25,7 @@ NULL rows (``a != 5 OR a IS NULL``). The parsers' leaf builders
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import cast
 
 from skipindex.expressions.nodes import (
@@ -35,10 +36,12 @@ from skipindex.expressions.nodes import (
     BoundComparison,
     BoundIn,
     BoundIsNull,
+    BoundMatch,
     Comparison,
     In,
     IsNull,
     Like,
+    Match,
     Not,
     Or,
     Predicate,
@@ -84,6 +87,8 @@ def negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
         return IsNull(leaf.column, not leaf.negated)
     if isinstance(leaf, Like):
         return Like(leaf.column, leaf.text, leaf.prefix, not leaf.negated)
+    if isinstance(leaf, Match | BoundMatch):
+        return replace(leaf, negated=not leaf.negated)
     if isinstance(leaf, Unsupported):
         return Unsupported(leaf.sql, leaf.reason, not leaf.negated)
     if isinstance(leaf, AlwaysTrue):

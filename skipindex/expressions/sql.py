@@ -17,7 +17,6 @@ a large stack (see :func:`~skipindex.expressions._deep_stack.on_deep_stack`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextvars import ContextVar
 from typing import cast
 
 import sqlglot
@@ -26,11 +25,12 @@ from sqlglot.errors import ParseError, TokenError
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions._deep_stack import on_deep_stack, shorten
-from skipindex.expressions.calls import call_of
 from skipindex.expressions.leaves import (
     Operand,
     compare,
     connect,
+    contains,
+    ends_with,
     is_nan,
     is_term,
     like,
@@ -43,7 +43,6 @@ from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
-    ColumnName,
     Comparison,
     In,
     IsNull,
@@ -67,6 +66,7 @@ from skipindex.expressions.sql_literals import (
     sql_literal,
     unparen,
 )
+from skipindex.expressions.sql_operands import QUALIFIED, column_name, dotted_name, operand
 from skipindex.expressions.visitors import Shape, boolean_tree
 
 __all__ = ["expression_operand", "from_tree", "parse_sql"]
@@ -120,14 +120,11 @@ def from_tree(root: exp.Expression, qualified: bool = False) -> Predicate:
     more to write out and parse back). With ``qualified``, ``a.b`` is column b
     of the table aliased a, not a struct field (a copy without the aliases would
     cost as much as the rest)."""
-    token = _QUALIFIED.set(qualified)
+    token = QUALIFIED.set(qualified)
     try:
         return _convert(root, "")
     finally:
-        _QUALIFIED.reset(token)
-
-
-_QUALIFIED: ContextVar[bool] = ContextVar("_QUALIFIED", default=False)
+        QUALIFIED.reset(token)
 
 
 def _parse(text: str) -> Predicate:
@@ -165,7 +162,7 @@ def expression_operand(text: str) -> Operand:
         node = sqlglot.parse_one(text, read=SparkSQL)
     except (ParseError, TokenError):
         return None
-    return _operand(cast(exp.Expression, node))
+    return operand(cast(exp.Expression, node))
 
 
 # --------------------------------------------------------------------------- tree walk
@@ -226,9 +223,13 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
     if isinstance(node, exp.Null):
         return AlwaysFalse()  # NULL is never TRUE (nor is NOT NULL: see rewrite_not)
     if isinstance(node, (exp.Column, exp.Dot)):
-        name = _column(node) if isinstance(node, exp.Column) else _dotted(node)
+        name = column_name(node) if isinstance(node, exp.Column) else dotted_name(node)
         if name is not None:  # a bare boolean column: `WHERE flag`
             return Comparison(name, Op.EQ, _TRUE)
+    if _found_at_all(node):
+        return contains(
+            operand(node.this.this), operand(node.this.args["substr"]), lambda: node_sql(node)
+        )
     op = _COMPARISONS.get(type(node))
     if op is not None:
         return _comparison(node, op)
@@ -241,9 +242,15 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
     if isinstance(node, exp.Is):
         return _is(node, text)
     if isinstance(node, exp.Like):
-        return like(_operand(node.this), _operand(node.expression), lambda: node_sql(node))
+        return like(operand(node.this), operand(node.expression), lambda: node_sql(node))
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
+        return _like_escape(node, text)
     if isinstance(node, exp.StartsWith):
-        return starts_with(_operand(node.this), _operand(node.expression), lambda: node_sql(node))
+        return starts_with(operand(node.this), operand(node.expression), lambda: node_sql(node))
+    if isinstance(node, exp.Contains):
+        return contains(operand(node.this), operand(node.expression), lambda: node_sql(node))
+    if isinstance(node, exp.EndsWith):
+        return ends_with(operand(node.this), operand(node.expression), lambda: node_sql(node))
     if isinstance(node, exp.IsNan) or function_name(node) in ("isnull", "isnotnull"):
         return _null_or_nan_function(node)
     lit = sql_literal(node)
@@ -260,12 +267,35 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
     return _unsupported(node, f"{_describe(node)} is not something an index can answer")
 
 
+def _like_escape(node: exp.Escape, text: str) -> Predicate:
+    """``x [NOT] LIKE p ESCAPE 'c'``."""
+    inner = node.this
+    escape = sql_literal(node.expression)
+    if escape is None or escape.kind is not LiteralKind.STRING:
+        return _unsupported(node, "LIKE's ESCAPE needs a string literal")
+    found = like(
+        operand(inner.this), operand(inner.expression), lambda: node_sql(node), str(escape.value)
+    )
+    return _syntactic_not(found) if inner.args.get("negate") else found
+
+
+def _found_at_all(node: exp.Expression) -> bool:
+    """``instr(x, 'abc') > 0`` or ``>= 1`` (``locate('abc', x)`` alike, without its
+    start): whether ``x`` contains the text."""
+    if not isinstance(node, exp.GT | exp.GTE) or not isinstance(node.this, exp.StrPosition):
+        return False
+    if node.this.args.get("position") or node.this.args.get("occurrence"):
+        return False
+    bound = plain_integer(node.expression)
+    return bound is not None and bound.value == (0 if isinstance(node, exp.GT) else 1)
+
+
 def _comparison(node: exp.Expression, op: Op) -> Predicate:
-    return compare(op, _operand(node.this), _operand(node.expression), lambda: node_sql(node))
+    return compare(op, operand(node.this), operand(node.expression), lambda: node_sql(node))
 
 
 def _null_safe(node: exp.Expression) -> Predicate:
-    left, right = _operand(node.this), _operand(node.expression)
+    left, right = operand(node.this), operand(node.expression)
     negated = isinstance(node, exp.NullSafeNEQ)
     return null_safe_equal(left, right, lambda: node_sql(node), negated=negated)
 
@@ -276,12 +306,12 @@ def _in(node: exp.In) -> Predicate:
     if not node.expressions:
         raise InvalidPredicateError(f"{node_sql(node)}: an IN list needs at least one value")
     items: Sequence[Operand] | None = key_literals(node)
-    items = items or [plain_integer(i) or _operand(i) for i in node.expressions]
-    return member(_operand(node.this), items, lambda: node_sql(node))
+    items = items or [plain_integer(i) or operand(i) for i in node.expressions]
+    return member(operand(node.this), items, lambda: node_sql(node))
 
 
 def _between(node: exp.Between) -> Predicate:
-    column, low, high = _operand(node.this), _operand(node.args["low"]), _operand(node.args["high"])
+    column, low, high = operand(node.this), operand(node.args["low"]), operand(node.args["high"])
     if not is_term(column):
         return _unsupported(node, "BETWEEN needs a column and two literals")
     if not (isinstance(low, Literal) and isinstance(high, Literal)):
@@ -298,7 +328,7 @@ def _is(node: exp.Is, text: str) -> Predicate:
     """``x IS NULL``; ``x IS TRUE`` / ``IS FALSE`` are never NULL, so (as for ``<=>``) they
     carry ``x IS NOT NULL`` to make ``IS NOT TRUE`` keep the NULL rows after NOT.
     Over a boolean expression, three-valued logic decides (:func:`truth_test`)."""
-    column, target = _operand(node.this), node.expression
+    column, target = operand(node.this), node.expression
     if is_term(column) and isinstance(target, exp.Null):
         return IsNull(cast(Term, column))
     if is_term(column) and isinstance(target, exp.Boolean):
@@ -325,7 +355,7 @@ def _truth_of(
 def _null_or_nan_function(node: exp.Expression) -> Predicate:
     """``isnull(x)``, ``isnotnull(x)``, ``isnan(x)``."""
     args = [node.this] if isinstance(node, exp.IsNan) else list(node.expressions)
-    column = _operand(args[0]) if len(args) == 1 else None
+    column = operand(args[0]) if len(args) == 1 else None
     name = "isnan" if isinstance(node, exp.IsNan) else function_name(node)
     if column is None and len(args) == 1 and name != "isnan":
         return _truth_of(args[0], None, name == "isnotnull", node, node_sql(node))
@@ -333,57 +363,6 @@ def _null_or_nan_function(node: exp.Expression) -> Predicate:
         return _unsupported(node, "the function's argument is not a column")
     subject = cast(Term, column)
     return is_nan(subject) if name == "isnan" else IsNull(subject, negated=name == "isnotnull")
-
-
-# --------------------------------------------------------------------------- operands
-
-
-def _operand(node: exp.Expression) -> Operand:
-    """A column name, a literal, an expression of columns (a Call), or None for
-    anything else."""
-    node = unparen(node)
-    if isinstance(node, exp.Column):
-        return _column(node)
-    if isinstance(node, exp.Dot):
-        return _dotted(node)
-    reject_parameters(node)
-    found = sql_literal(node)
-    if found is not None:
-        return found
-    return call_of(node, _operand)
-
-
-def _column(node: exp.Column) -> ColumnName | None:
-    """The column a name denotes: ``a`` or the path ``("s", "f")`` for ``s.f``.
-
-    Spark reads ``a.b`` as field ``b`` of struct ``a`` (there are no table
-    aliases in a pruning predicate); binding decides what the path resolves to.
-    """
-    if not isinstance(node.this, exp.Identifier):
-        return None  # `*` or `t.*`
-    parts = [str(p.this) for p in node.parts if isinstance(p, exp.Identifier)]
-    if len(parts) != len(node.parts):
-        return None
-    if _QUALIFIED.get() and len(parts) == 2:
-        return parts[1]
-    return parts[0] if len(parts) == 1 else tuple(parts)
-
-
-def _dotted(node: exp.Dot) -> ColumnName | None:
-    """``a.b.c.d``: sqlglot nests names past catalog.db.table.column in Dot nodes."""
-    tail: list[str] = []
-    current: exp.Expression = node
-    while isinstance(current, exp.Dot):
-        if not isinstance(current.expression, exp.Identifier):
-            return None
-        tail.append(str(current.expression.this))
-        current = current.this
-    if not isinstance(current, exp.Column):
-        return None
-    head = _column(current)
-    if head is None:
-        return None
-    return (*((head,) if isinstance(head, str) else head), *reversed(tail))
 
 
 # --------------------------------------------------------------------------- helpers

@@ -13,6 +13,7 @@ from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmapKind
 from skipindex.indexes.bloom import BloomKind
 from skipindex.indexes.equality_bitmap import EqualityBitmapKind
 from skipindex.indexes.minmax import MinMaxKind
+from skipindex.indexes.ngram_bloom import NgramBloomKind
 from skipindex.indexes.range_bitmap import RangeBitmapKind
 
 __all__ = ["KINDS", "Definition", "IndexKind", "IndexSpec", "kind_for"]
@@ -39,6 +40,7 @@ KINDS: dict[str, type[IndexKind]] = {
         EqualityBitmapKind,
         RangeBitmapKind,
         BitSlicedBitmapKind,
+        NgramBloomKind,
     )
 }
 

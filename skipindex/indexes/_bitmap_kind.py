@@ -21,6 +21,7 @@ from skipindex.expressions.nodes import (
     BoundIn,
     BoundIsNull,
     BoundLeaf,
+    BoundMatch,
 )
 from skipindex.indexes._bitmap_build import bucketize, list_value
 from skipindex.indexes._bitmap_query import Range, SortedValues, select_ranges
@@ -43,6 +44,9 @@ class BitmapKind(RowLevelKind):
     """Base of the row-level bitmap kinds: null handling, payload access, and the
     per-leaf selection shared by estimating and answering."""
 
+    # Whether the kind answers LIKE patterns (BoundMatch) from the values it stores.
+    matches_patterns: ClassVar[bool] = False
+
     def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
         super().__init__(column, arrow_type, params)
         # Kinds are made per prune, so this memo lives for one prune.
@@ -52,15 +56,19 @@ class BitmapKind(RowLevelKind):
         return physical_type(self.arrow_type)
 
     def answers(self, leaf: BoundLeaf) -> bool:
-        return leaf.column.name == self.column  # every comparison, [NOT] IN, IS [NOT] NULL
+        # every comparison, [NOT] IN, IS [NOT] NULL; patterns where a kind reads values
+        return leaf.column.name == self.column and (
+            not isinstance(leaf, BoundMatch) or self.matches_patterns
+        )
 
     @abstractmethod
     def codes(self, columns: PayloadColumns) -> Codes:
         """Searchers over every file's codes, and how many codes each file has."""
 
     @abstractmethod
-    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
-        """The rows of one file satisfying a comparison or [NOT] IN leaf."""
+    def rows(self, leaf: BoundComparison | BoundIn | BoundMatch, file: FileView) -> AbstractBitMap:
+        """The rows of one file satisfying a comparison, [NOT] IN or (where the kind
+        ``matches_patterns``) [NOT] LIKE leaf."""
 
     @abstractmethod
     def rows_of_ranges(self, ranges: list[Range], k: int, file: FileView) -> AbstractBitMap:
@@ -317,7 +325,8 @@ class BucketedBitmapKind(BitmapKind):
         usable = columns.known & highs_lists.valid  # a payload without values knows nothing
         return Codes(lows, highs, highs_lists.lengths, usable)
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
+    def rows(self, leaf: BoundComparison | BoundIn | BoundMatch, file: FileView) -> AbstractBitMap:
+        assert not isinstance(leaf, BoundMatch)  # answered where matches_patterns
         highs = self.searcher(file.values(self.highs_field))
         assert highs is not None  # files without values are not usable
         lows = self.searcher(file.values("lows")) or highs

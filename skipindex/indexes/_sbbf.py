@@ -28,6 +28,7 @@ __all__ = [
     "build",
     "contains",
     "might_contain",
+    "might_contain_all",
     "num_bytes",
 ]
 
@@ -208,4 +209,27 @@ def might_contain(filters: Filters, hashes: np.ndarray) -> np.ndarray:
         result[pending[hit]] = True
         pending = pending[~hit]
         done += step
+    return result
+
+
+def might_contain_all(filters: Filters, hashes: np.ndarray) -> np.ndarray:
+    """Per filter, whether every one of ``hashes`` may be in it (no false
+    negatives): what a substring needs of its n-grams. Filters with no blocks hold
+    nothing; a filter leaves the work set at the first chunk of hashes it lacks one
+    of, so a needle costs little more than its first missing gram."""
+    hashes = np.unique(np.asarray(hashes, dtype=np.uint64).ravel())
+    result = np.asarray(filters.num_blocks > 0, dtype=bool)
+    pending = np.flatnonzero(result)
+    probe = _Probe(hashes)
+    done = 0
+    while done < hashes.size and pending.size:
+        step = max(1, _PAIR_BUDGET // pending.size)
+        part = slice(done, min(done + step, hashes.size))
+        filt, _ = probe.survivors(
+            filters.data, filters.starts[pending], filters.num_blocks[pending], part
+        )
+        lacking = np.bincount(filt, minlength=pending.size) < part.stop - part.start
+        result[pending[lacking]] = False
+        pending = pending[~lacking]
+        done = part.stop
     return result

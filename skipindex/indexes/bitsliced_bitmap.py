@@ -41,7 +41,7 @@ import pyarrow.compute as pc
 from pyroaring import AbstractBitMap, BitMap
 
 from skipindex._types import Domain
-from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundValue
+from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundMatch, BoundValue
 from skipindex.indexes._bitmap_build import Encoded, Ranked, decimal_unscaled, list_value
 from skipindex.indexes._bitmap_kind import BitmapKind, payload_columns
 from skipindex.indexes._bitmap_query import (
@@ -188,7 +188,8 @@ class BitSlicedBitmapKind(BitmapKind):
         sizes = np.where(ranked.valid, ranked.lengths, np.left_shift(1, slices))
         return Codes(searcher, searcher, sizes, columns.known & (ranked.valid | offset))
 
-    def rows(self, leaf: BoundComparison | BoundIn, file: FileView) -> AbstractBitMap:
+    def rows(self, leaf: BoundComparison | BoundIn | BoundMatch, file: FileView) -> AbstractBitMap:
+        assert not isinstance(leaf, BoundMatch)  # not answered (matches_patterns)
         values = file.values("values")
         codes: Searcher
         if values is not None:

@@ -43,6 +43,7 @@ from skipindex.expressions.nodes import (
     BoundIn,
     BoundIsNull,
     BoundLeaf,
+    BoundMatch,
     BoundValue,
     Op,
 )
@@ -122,7 +123,7 @@ class BloomKind(FileLevelKind):
         return False
 
     def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
-        if not self.answers(leaf) or isinstance(leaf, BoundIsNull):
+        if not self.answers(leaf) or isinstance(leaf, BoundIsNull | BoundMatch):
             return np.ones(len(files), dtype=bool)
         values = leaf.values if isinstance(leaf, BoundIn) else (leaf.value,)
         hashes = self._codec.hash_literals(values)

@@ -13,8 +13,10 @@ Payload per file (struct):
   falls in bucket j), Roaring portable serialization;
 * ``nulls``: bitmap of the null rows (null when there are none).
 
-Exact for every comparison and [NOT] IN within ``max_distinct``; with buckets
-the answer is a superset (``!=`` / NOT IN only exclude single-value buckets).
+Exact for every comparison, [NOT] IN and [NOT] LIKE within ``max_distinct``;
+with buckets the answer is a superset (``!=``, NOT IN and patterns only decide
+single-value buckets). A LIKE pattern is matched against the file's distinct
+values (:mod:`skipindex.expressions.patterns`), and ORs their bitmaps.
 A range ORs the bitmaps of the values in it, or subtracts the others from the
 non-null rows when those are fewer.
 """
@@ -25,8 +27,10 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pyarrow as pa
 from pyroaring import AbstractBitMap, BitMap
 
+from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundMatch
 from skipindex.indexes._bitmap_kind import BucketedBitmapKind, check_int_param
 from skipindex.indexes._bitmap_query import Range, cover
 from skipindex.indexes._dense import DenseColumns
@@ -56,6 +60,7 @@ class EqualityBitmapKind(BucketedBitmapKind):
     spec = EqualityBitmap
     precision = 30
     highs_field = "values"
+    matches_patterns = True
 
     options: EqualityBitmap
 
@@ -98,8 +103,30 @@ class EqualityBitmapKind(BucketedBitmapKind):
                 return union
         return union_of_items(items, dense.width, first, starts, ends)
 
+    def rows(self, leaf: BoundComparison | BoundIn | BoundMatch, file: FileView) -> AbstractBitMap:
+        if not isinstance(leaf, BoundMatch):
+            return super().rows(leaf, file)
+        values = file.values("values")
+        assert values is not None  # files without values are not usable
+        return self.cover_ranges(
+            pattern_ranges(leaf, values, file.values("lows")), len(values), file
+        )
+
     def cover_ranges(self, ranges: list[Range], buckets: int, file: FileView) -> AbstractBitMap:
         def bitmaps(a: int, b: int) -> list[AbstractBitMap]:
             return file.bitmaps("bitmaps", a, b)
 
         return cover(ranges, buckets, bitmaps, file, lambda a, b: b - a)
+
+
+def pattern_ranges(leaf: BoundMatch, values: pa.Array, lows: pa.Array | None) -> list[Range]:
+    """The runs of codes whose value matches ``leaf`` (NOT LIKE: does not). A bucket
+    of several values (``lows`` differ from ``values``) might hold either: it is in."""
+    text = values if pa.types.is_string(values.type) else values.cast(pa.large_string())
+    hits = np.asarray(leaf.pattern.matches(text).to_numpy(zero_copy_only=False), dtype=bool)
+    if leaf.negated:
+        hits = ~hits
+    if lows is not None:
+        hits |= np.asarray(pa.compute.not_equal(lows, values).to_numpy(zero_copy_only=False))
+    edges = np.flatnonzero(np.diff(np.concatenate(([0], hits.view(np.int8), [0]))))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))

@@ -50,6 +50,7 @@ from skipindex.expressions.nodes import (
     BoundIn,
     BoundIsNull,
     BoundLeaf,
+    BoundMatch,
     BoundPredicate,
     Or,
     Unsupported,
@@ -76,7 +77,7 @@ DENSE_WALK = True
 RowLevel = Literal["auto", "always", "estimate"]
 ROW_LEVELS: tuple[RowLevel, ...] = ("auto", "always", "estimate")
 
-LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull)
+LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull, BoundMatch)
 RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
 
 

@@ -1,0 +1,166 @@
+"""N-gram Bloom filter per file: which byte n-grams the file's strings hold.
+
+For substring predicates no range answers: ``x LIKE '%timeout%'``,
+``contains(x, 'Android')``, ``endswith(url, '/checkout')``, ``x = 'a long
+message'``. Every value that holds a literal run of the pattern holds each of
+the run's n-grams, so a file whose filter lacks one of them holds no match.
+
+The grams are of the values' UTF-8 bytes, not their characters: a substring's
+bytes are a substring of the value's bytes whatever the script, so no gram is
+cut wrongly at a multi-byte character, and the extraction is a few numpy passes
+over the Arrow buffers. A gram of ``n`` (1-8) bytes is packed little-endian
+into a 64-bit integer, hashed with XXH64 as a Parquet INT64 would be, and set
+in a split-block Bloom filter (Parquet's SBBF, as the ``bloom`` kind's) sized
+from the file's distinct grams and ``fpp``. A literal run shorter than ``n``
+bytes says nothing; a pattern without a longer one is not answered.
+
+Payload per file: ``filter`` (the SBBF bitset). A file without a non-null
+value gets an empty one-block filter: nothing matches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from skipindex._types import Domain
+from skipindex.errors import IndexCorruptError, InvalidSpecError
+from skipindex.expressions.nodes import BoundComparison, BoundLeaf, BoundMatch, Op
+from skipindex.indexes import _sbbf
+from skipindex.indexes._column_work import ColumnWork
+from skipindex.indexes._xxh64 import hash_u64
+from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
+
+__all__ = ["NgramBloom", "NgramBloomKind", "byte_grams"]
+
+# Grams extracted per step of a file's values: bounds the build's working memory
+# (about 24 bytes a gram) whatever the file's size.
+_GRAMS_PER_STEP = 1 << 22
+
+
+@dataclass(frozen=True)
+class NgramBloom(IndexSpec):
+    """A Bloom filter of each file's byte n-grams, answering ``LIKE '%text%'``,
+    ``contains``, ``endswith``, ``instr(x, 'text') > 0`` and ``=`` on strings.
+
+    ``n``: the gram length in bytes (1-8; 3 suits words and URLs); ``fpp``: the
+    target false-positive rate per gram (a needle of k grams passes a file that
+    lacks it at roughly ``fpp ** k``); ``max_bytes`` caps one file's filter.
+    """
+
+    kind: ClassVar[str] = "ngram_bloom"
+    n: int = 3
+    fpp: float = 0.01
+    max_bytes: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        n = self.n
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 8:
+            raise InvalidSpecError(
+                f"NgramBloom index on '{self.subject}': n must be an int from 1 to 8 "
+                f"(bytes per gram), got {n!r}; 3 is a good default"
+            )
+        fpp = self.fpp
+        if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
+            raise InvalidSpecError(
+                f"NgramBloom index on '{self.subject}': fpp must be a number strictly "
+                f"between 0 and 1, got {fpp!r}; 0.01 is a good default"
+            )
+        size = self.max_bytes
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise InvalidSpecError(
+                f"NgramBloom index on '{self.subject}': max_bytes must be an int, got {size!r}"
+            )
+        if not _sbbf.MIN_BYTES <= size <= _sbbf.MAX_BYTES:
+            raise InvalidSpecError(
+                f"NgramBloom index on '{self.subject}': max_bytes must be between "
+                f"{_sbbf.MIN_BYTES} and {_sbbf.MAX_BYTES}, got {size}"
+            )
+
+
+class NgramBloomKind(FileLevelKind):
+    spec = NgramBloom
+    values_only = True  # the grams of the distinct values are the grams of the rows
+    domains = frozenset({Domain.STRING})
+
+    options: NgramBloom
+
+    def payload_type(self) -> pa.StructType:
+        return pa.struct([("filter", pa.binary())])
+
+    def build(self, values: pa.Array, work: ColumnWork | None = None) -> dict[str, Any]:
+        distinct = work.sorted_distinct() if work is not None else None
+        if distinct is None:
+            distinct = pc.unique(values.drop_null())
+        hashes = hash_u64(byte_grams(distinct, self.options.n))
+        size = _sbbf.num_bytes(len(hashes), self.options.fpp, self.options.max_bytes)
+        return {"filter": _sbbf.build(hashes, size)}
+
+    def answers(self, leaf: BoundLeaf) -> bool:
+        return leaf.column.name == self.column and bool(self._needles(leaf))
+
+    def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
+        needles = self._needles(leaf) if leaf.column.name == self.column else []
+        if not needles:
+            return np.ones(len(files), dtype=bool)
+        hashes = hash_u64(byte_grams(pa.array(needles, pa.large_binary()), self.options.n))
+        known = files.known()
+        filters = _sbbf.Filters.from_arrow(files.payloads.field("filter"))
+        damaged = known & ((filters.lengths <= 0) | (filters.lengths % _sbbf.MIN_BYTES != 0))
+        if damaged.any():
+            raise IndexCorruptError(
+                f"ngram_bloom index on '{self.column}': {int(damaged.sum())} filter(s) are not "
+                "a whole number of 32-byte blocks; rebuild the index"
+            )
+        hit = _sbbf.might_contain_all(filters, hashes)
+        return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
+
+    def _needles(self, leaf: BoundLeaf) -> list[bytes]:
+        """The texts every matching value holds, as UTF-8, of at least ``n`` bytes."""
+        if isinstance(leaf, BoundMatch) and not leaf.negated:
+            texts = list(leaf.pattern.needles)
+        elif isinstance(leaf, BoundComparison) and leaf.op is Op.EQ:
+            texts = [leaf.value] if isinstance(leaf.value, str) else []
+        else:
+            return []
+        encoded = [text.encode() for text in texts]
+        return [needle for needle in encoded if len(needle) >= self.options.n]
+
+
+def byte_grams(values: pa.Array, n: int) -> np.ndarray:
+    """The distinct ``n``-byte grams (``n`` <= 8) of the non-null strings or
+    binaries in ``values``, each packed little-endian into a uint64."""
+    values = values.drop_null().cast(pa.large_binary())
+    if len(values) == 0:
+        return np.zeros(0, dtype=np.uint64)
+    _, offsets_buffer, data_buffer = values.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
+        values.offset : values.offset + len(values) + 1
+    ]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else None
+    counts = np.maximum(np.diff(offsets) - (n - 1), 0)  # grams per value
+    if data is None or not counts.any():
+        return np.zeros(0, dtype=np.uint64)
+    ends = np.cumsum(counts)
+    found: list[np.ndarray] = []
+    first = 0
+    while first < len(counts):  # values in steps of about _GRAMS_PER_STEP grams
+        base = int(ends[first] - counts[first])
+        last = int(np.searchsorted(ends, base + _GRAMS_PER_STEP, side="right"))
+        last = max(last, first + 1)
+        step_counts = counts[first:last]
+        total = int(step_counts.sum())
+        if total:
+            runs = np.cumsum(step_counts) - step_counts  # each value's first gram in the step
+            starts = np.repeat(offsets[first:last] - runs, step_counts) + np.arange(total)
+            packed = np.zeros(total, dtype=np.uint64)
+            for k in range(n):  # byte k of every gram at once
+                packed |= data[starts + k].astype(np.uint64) << np.uint64(8 * k)
+            found.append(np.unique(packed))
+        first = last
+    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
