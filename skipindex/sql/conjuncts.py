@@ -98,6 +98,9 @@ _FUNCTIONS = (
     exp.Substring,
     exp.Left,
     exp.StartsWith,
+    exp.EndsWith,  # ...and the substring tests an n-gram or equality bitmap answers
+    exp.Contains,
+    exp.StrPosition,
     exp.Add,
     exp.Sub,
     exp.Mul,

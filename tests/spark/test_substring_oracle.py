@@ -1,0 +1,148 @@
+"""Substring predicates against Spark's own answers: files Spark writes, random
+strings (unicode, wildcards and escapes in the data, empty strings, NULLs, very
+long values) and random patterns (``%``, ``_``, the escape, ``ESCAPE``,
+``contains``, ``endswith``, ``startswith``, ``instr``), in two session zones.
+
+Two indexes of the same files: n-gram Bloom filters (with min-max), which must
+keep every file Spark finds a match in, and equality bitmaps, which must keep
+exactly those files.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import skipindex as si
+from tests._support import examples
+
+pytestmark = pytest.mark.spark
+
+ZONES = ["UTC", "Asia/Kathmandu"]
+# Pieces values and patterns are made of: words that recur across files, the
+# wildcards and the escape as data, a newline, two-, three- and four-byte characters.
+_PIECES = ["time", "out", "err", "or", "%", "_", "\\", "\n", "é", "€", "😀", "'", "a", "b", " "]
+
+
+def _value(rng: random.Random) -> str | None:
+    roll = rng.random()
+    if roll < 0.08:
+        return None
+    if roll < 0.12:
+        return ""
+    if roll < 0.14:  # a very long value
+        return "".join(rng.choice(_PIECES) for _ in range(2000))
+    return "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 6)))
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    rng = random.Random(65)
+    rows = [(n, _value(rng)) for n in range(600)]
+    grams = tmp_path_factory.mktemp("substring") / "grams"
+    frame = spark.createDataFrame(rows, "n INT, s STRING").repartition(8, "n")
+    frame.write.parquet(str(grams))
+    exact = grams.parent / "exact"
+    shutil.copytree(grams, exact)
+    si.build_index(str(grams), [si.NgramBloom("s", n=3), si.MinMax("s")], spark=spark)
+    si.build_index(str(exact), [si.EqualityBitmap("s")], spark=spark)
+    return grams, exact
+
+
+@st.composite
+def patterns(draw: st.DrawFn) -> tuple[str, str]:
+    """A valid pattern and the escape it is written with."""
+    escape = draw(st.sampled_from(["\\", "!"]))
+    parts = draw(
+        st.lists(
+            st.one_of(
+                st.sampled_from(["%", "_", f"{escape}%", f"{escape}_", escape * 2]),
+                st.sampled_from([p for p in _PIECES if p not in ("%", "_", escape)]),
+            ),
+            max_size=5,
+        )
+    )
+    return "".join(parts), escape
+
+
+def _literal(text: str) -> str:
+    """``text`` as a Spark SQL string literal (backslashes and quotes escaped)."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+@st.composite
+def predicates(draw: st.DrawFn) -> str:
+    shape = draw(st.sampled_from(["like", "not like", "contains", "endswith", "startswith",
+                                  "instr"]))  # fmt: skip
+    if shape in ("like", "not like"):
+        pattern, escape = draw(patterns())
+        escaped = f" ESCAPE {_literal(escape)}" if escape != "\\" else ""
+        return f"s {shape.upper()} {_literal(pattern)}{escaped}"
+    needle = "".join(draw(st.lists(st.sampled_from(_PIECES), max_size=3)))
+    if shape == "instr":
+        return f"instr(s, {_literal(needle)}) > 0"
+    return f"{shape}(s, {_literal(needle)})"
+
+
+def _spark_files(spark: Any, table: Path, wheres: list[str]) -> list[set[str]]:
+    """Per predicate, the files Spark finds a TRUE row in."""
+    from pyspark.sql import functions as F  # noqa: N812
+
+    frame = spark.read.parquet(str(table)).select("*", F.input_file_name().alias("file"))
+    flags = [F.max(F.when(F.expr(w), 1).otherwise(0)).alias(f"p{n}") for n, w in enumerate(wheres)]
+    rows = frame.groupBy("file").agg(*flags).collect()
+    return [{Path(r["file"]).name for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
+
+
+def _kept(table: Path, where: str, zone: str) -> set[str]:
+    return {Path(f).name for f in si.prune(str(table), where, time_zone=zone).files}
+
+
+@pytest.mark.parametrize("zone", ZONES)
+def test_substring_predicates_keep_what_spark_finds(spark, tables, zone):
+    grams, exact = tables
+    spark.conf.set("spark.sql.session.timeZone", zone)
+
+    @settings(max_examples=examples(16))
+    @given(wheres=st.lists(predicates(), min_size=1, max_size=12))
+    def check(wheres: list[str]) -> None:
+        truth = _spark_files(spark, grams, wheres)
+        for where, matching in zip(wheres, truth, strict=True):
+            kept = _kept(grams, where, zone)
+            assert matching <= kept, f"{where}: dropped {sorted(matching - kept)}"
+            assert _kept(exact, where, zone) == matching, f"{where}: not exact"
+
+    try:
+        check()
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+
+
+def test_a_needle_no_file_holds_skips_every_file(spark, tables):
+    grams, _ = tables
+    assert _spark_files(spark, grams, ["contains(s, 'zzzq')"]) == [set()]
+    assert _kept(grams, "contains(s, 'zzzq')", "UTC") == set()
+    assert len(_kept(grams, "s LIKE '%time%'", "UTC")) == 8  # a common word: every file
+
+
+def test_si_sql_prunes_by_substrings_as_written(spark, tables):
+    from tests._support import exact_rows
+
+    grams, _ = tables
+    si.register(spark, "logs", str(grams))
+    for query, most in [
+        ("SELECT n, s FROM logs WHERE contains(s, 'zzzq') OR s LIKE '%qq!%%' ESCAPE '!'", 0),
+        ("SELECT l.n FROM logs l WHERE instr(l.s, 'timeouterror') > 0 AND l.n >= 0", 8),
+    ]:
+        plan = si.sql_plan(spark, query)
+        assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
+        (reference,) = plan.references
+        assert reference.result is not None, plan.explain()
+        assert reference.result.kept <= most
+        assert "ngram_bloom" in reference.result.explain()
