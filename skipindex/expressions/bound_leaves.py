@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pyarrow as pa
 
+from skipindex._distinct import distinct
 from skipindex._types import Domain, sort_values
 from skipindex.expressions.coercion import Target, bounds
 from skipindex.expressions.nodes import (
@@ -129,7 +130,7 @@ def integer_members(column: BoundColumn, values: list[int], negated: bool) -> An
     join's key list holds thousands, and a Fraction each cost most of its bind);
     None where a value is past 64 bits."""
     try:
-        keys = np.unique(np.array(values, dtype=np.int64))
+        keys = distinct(np.array(values, dtype=np.int64))
     except OverflowError:
         return None
     lo, hi = bounds(column.type, Domain.INT)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 import numpy as np
 from pyroaring import AbstractBitMap
 
+from skipindex._distinct import distinct
 from skipindex.indexes._dense_decode import decode_many, ranks
 from skipindex.indexes._roaring import bitmap_of
 
@@ -169,7 +170,7 @@ class DenseColumns:
             words, decoded = self._decoded[name]
             if words is None:
                 return None
-            missing = np.unique(wanted[~decoded[wanted]])
+            missing = distinct(wanted[~decoded[wanted]])
             if len(missing):
                 offsets, data = self._items(name)
                 decode_many(offsets, data, missing, missing, words)

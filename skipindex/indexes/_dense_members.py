@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skipindex._distinct import distinct
 from skipindex.expressions.nodes import BoundValue
 from skipindex.indexes._bitmap_query import floor_ceil
 from skipindex.indexes._payloads import PayloadColumns
@@ -79,7 +80,7 @@ def integer_keys(values: Iterable[BoundValue], scale: int) -> np.ndarray | None:
     if scale == 0 and len(ints) == len(given):  # the common case, at once
         if ints and not -(2**63) <= min(ints) <= max(ints) < 2**63:
             return None
-        return np.unique(np.array(ints, dtype=np.int64))
+        return distinct(np.array(ints, dtype=np.int64))
     wanted = []
     for value in given:
         low, high = floor_ceil(value, scale)
@@ -88,7 +89,7 @@ def integer_keys(values: Iterable[BoundValue], scale: int) -> np.ndarray | None:
         if not -(2**63) <= low < 2**63:
             return None
         wanted.append(low)
-    return np.unique(np.array(wanted, dtype=np.int64))
+    return distinct(np.array(wanted, dtype=np.int64))
 
 
 def member_rows(

@@ -21,6 +21,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.types as pat
 
+from skipindex._distinct import distinct
+
 __all__ = [
     "MAX_BYTES",
     "MIN_BYTES",
@@ -217,7 +219,7 @@ def might_contain_all(filters: Filters, hashes: np.ndarray) -> np.ndarray:
     negatives): what a substring needs of its n-grams. Filters with no blocks hold
     nothing; a filter leaves the work set at the first chunk of hashes it lacks one
     of, so a needle costs little more than its first missing gram."""
-    hashes = np.unique(np.asarray(hashes, dtype=np.uint64).ravel())
+    hashes = distinct(np.asarray(hashes, dtype=np.uint64).ravel())
     result = np.asarray(filters.num_blocks > 0, dtype=bool)
     pending = np.flatnonzero(result)
     probe = _Probe(hashes)

@@ -36,6 +36,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.types as pat
 
+from skipindex import _distinct
 from skipindex._types import Domain, normalise_floats, physical_type, to_physical
 from skipindex.errors import IndexCorruptError, InvalidSpecError
 from skipindex.expressions.nodes import (
@@ -163,7 +164,7 @@ class _Codec:
             return self._hash_floats(values.to_numpy(zero_copy_only=False))
         if pat.is_decimal(values.type):  # Arrow has no unique kernel for every width
             hashes = hash_fixed(_decimal_rows(values, self.width))
-            return hashes if distinct else np.unique(hashes)
+            return hashes if distinct else _distinct.distinct(hashes)
         values = values if distinct else pc.unique(values)
         if pat.is_integer(values.type):
             return self._hash_ints(values.to_numpy(zero_copy_only=False))

@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skipindex._distinct import distinct
 from skipindex._types import Domain
 from skipindex.errors import IndexCorruptError, InvalidSpecError
 from skipindex.expressions.nodes import BoundComparison, BoundLeaf, BoundMatch, Op
@@ -40,6 +41,8 @@ __all__ = ["NgramBloom", "NgramBloomKind", "byte_grams"]
 # Grams extracted per step of a file's values: bounds the build's working memory
 # (about 24 bytes a gram) whatever the file's size.
 _GRAMS_PER_STEP = 1 << 22
+# Grams (of at most 3 bytes) from which a table of every possible gram beats sorting.
+_TABLE_FROM = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,11 @@ class NgramBloomKind(FileLevelKind):
 
 def byte_grams(values: pa.Array, n: int) -> np.ndarray:
     """The distinct ``n``-byte grams (``n`` <= 8) of the non-null strings or
-    binaries in ``values``, each packed little-endian into a uint64."""
+    binaries in ``values``, each packed little-endian into a uint64.
+
+    Every position of the values' bytes is packed at once from shifted views of
+    the buffer (no gather), and the positions whose gram would run past the end
+    of its value (into the next one) are masked out."""
     values = values.drop_null().cast(pa.large_binary())
     if len(values) == 0:
         return np.zeros(0, dtype=np.uint64)
@@ -142,25 +149,31 @@ def byte_grams(values: pa.Array, n: int) -> np.ndarray:
     offsets = np.frombuffer(offsets_buffer, dtype=np.int64)[
         values.offset : values.offset + len(values) + 1
     ]
-    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else None
-    counts = np.maximum(np.diff(offsets) - (n - 1), 0)  # grams per value
-    if data is None or not counts.any():
+    first, last = int(offsets[0]), int(offsets[-1])
+    if data_buffer is None or last - first < n:
         return np.zeros(0, dtype=np.uint64)
-    ends = np.cumsum(counts)
+    data = np.frombuffer(data_buffer, dtype=np.uint8)[first:last]
+    valid = np.ones(len(data) - n + 1, dtype=bool)
+    ends = offsets[1:] - first
+    for back in range(1, n):  # a gram starting this close to its value's end crosses it
+        at = ends - back
+        valid[at[(at >= 0) & (at < len(valid))]] = False
+    # Grams of at most 3 bytes are marked in a table of every possible gram (16 MiB at
+    # most): one scatter, where sorting a file's millions of grams costs most of the build.
+    table = n <= 3 and len(valid) > _TABLE_FROM
+    seen = np.zeros(1 << (8 * n), dtype=bool) if table else None
+    width: type[np.unsignedinteger[Any]] = np.uint32 if n <= 4 else np.uint64
     found: list[np.ndarray] = []
-    first = 0
-    while first < len(counts):  # values in steps of about _GRAMS_PER_STEP grams
-        base = int(ends[first] - counts[first])
-        last = int(np.searchsorted(ends, base + _GRAMS_PER_STEP, side="right"))
-        last = max(last, first + 1)
-        step_counts = counts[first:last]
-        total = int(step_counts.sum())
-        if total:
-            runs = np.cumsum(step_counts) - step_counts  # each value's first gram in the step
-            starts = np.repeat(offsets[first:last] - runs, step_counts) + np.arange(total)
-            packed = np.zeros(total, dtype=np.uint64)
-            for k in range(n):  # byte k of every gram at once
-                packed |= data[starts + k].astype(np.uint64) << np.uint64(8 * k)
-            found.append(np.unique(packed))
-        first = last
-    return np.unique(np.concatenate(found)) if found else np.zeros(0, dtype=np.uint64)
+    for start in range(0, len(valid), _GRAMS_PER_STEP):
+        stop = min(start + _GRAMS_PER_STEP, len(valid))
+        packed: np.ndarray = data[start:stop].astype(width)
+        for k in range(1, n):  # byte k of every gram at once: the buffer shifted by k
+            packed |= np.left_shift(data[start + k : stop + k].astype(width), width(8 * k))
+        kept = packed[valid[start:stop]]
+        if seen is not None:
+            seen[kept] = True
+        else:
+            found.append(distinct(kept))
+    if seen is not None:
+        return np.flatnonzero(seen).astype(np.uint64)
+    return distinct(np.concatenate(found)).astype(np.uint64)

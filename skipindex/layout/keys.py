@@ -19,6 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skipindex._distinct import distinct
 from skipindex.layout.curves import CURVES, bits_per_column
 from skipindex.layout.ranks import boundaries, rank_count, ranks
 
@@ -76,7 +77,7 @@ class KeyModel:
     ) -> np.ndarray[Any, Any]:
         files = np.empty(len(keys), dtype=np.int64)
         generator = np.random.default_rng(seed)
-        for group in np.unique(groups):
+        for group in distinct(groups):
             rows = groups == group
             cuts = self.splits[group]
             low = np.searchsorted(cuts, keys[rows], side="left")

@@ -28,6 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skipindex._distinct import distinct
+
 __all__ = ["NULL_RANK", "boundaries", "rank_count", "ranks"]
 
 NULL_RANK = 0
@@ -66,7 +68,7 @@ def boundaries(sample: pa.Array | pa.ChunkedArray, count: int) -> pa.Array:
         values = pc.add(values, pa.scalar(0.0, values.type))  # -0.0 + 0.0 is 0.0
     ordered = values.take(pc.sort_indices(values))
     picks = (np.arange(count, dtype=np.int64) * len(ordered)) // count
-    chosen = ordered.take(pa.array(np.unique(picks)))
+    chosen = ordered.take(pa.array(distinct(picks)))
     return pc.unique(chosen)  # sorted input, so the first of each run: still sorted
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from skipindex._distinct import distinct
 from skipindex.reading.footers import COMPRESSED, DICTIONARY, UNCOMPRESSED, VALUES, FooterLayout
 from skipindex.reading.pages import chunk_bytes, chunk_pages
 
@@ -59,7 +60,7 @@ def costs(
     chunk_group = np.repeat(np.arange(len(group_rows)), columns)
     pages = chunk_pages(chunks[:, UNCOMPRESSED], chunks[:, VALUES])
     share = np.zeros(len(chunks))
-    for count in np.unique(pages[hit[chunk_group]]).tolist():
+    for count in distinct(pages[hit[chunk_group]]).tolist():
         page_of = in_group * count // np.maximum(group_rows[group_of], 1)
         pages_hit = _pages_hit(group_of, page_of, len(group_rows))
         chosen = pages == count

@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from skipindex._distinct import distinct
 from skipindex.reading import thrift
 from skipindex.reading.thrift import I32, I64, STRUCT, Struct, ThriftError
 from skipindex.spark.view import open_file
@@ -159,7 +160,7 @@ class PagedFile:
         meta, pages, element = found
         first = np.concatenate([[0], np.cumsum(pages.rows)])
         at = np.searchsorted(first, rows, side="right") - 1
-        keep = np.unique(at)
+        keep = distinct(at)
         data_bytes = pages.ends - pages.starts
         if data_bytes[keep].sum() > PAGE_SHARE * data_bytes.sum():
             return None

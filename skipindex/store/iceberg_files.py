@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from skipindex._distinct import distinct
 from skipindex.errors import UnsupportedTableError
 
 __all__ = ["IcebergFiles", "snapshot_files"]
@@ -69,7 +70,7 @@ def snapshot_files(table: Any, snapshot_id: int, name: str) -> IcebergFiles:
             mine = pc.equal(rows.column("file_path"), data_path)
             positions = rows.column("pos").filter(mine).to_numpy()
             deleted.setdefault(data_path, []).append(np.asarray(positions, dtype=np.int64))
-    merged = {p: np.unique(np.concatenate(parts)) for p, parts in deleted.items()}
+    merged = {p: distinct(np.concatenate(parts)) for p, parts in deleted.items()}
     return IcebergFiles(files, {p: r for p, r in merged.items() if len(r)}, len(wanted))
 
 
