@@ -34,6 +34,8 @@ from skipindex.errors import (
 from skipindex.gateway import Gateway, gateway
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmap
 from skipindex.indexes.bloom import Bloom
+from skipindex.indexes.element_bitmap import ElementBitmap
+from skipindex.indexes.element_bloom import ElementBloom
 from skipindex.indexes.equality_bitmap import EqualityBitmap
 from skipindex.indexes.minmax import MinMax
 from skipindex.indexes.ngram_bloom import NgramBloom
@@ -61,6 +63,8 @@ __all__ = [
     "ClusterReport",
     "ConflictError",
     "Description",
+    "ElementBitmap",
+    "ElementBloom",
     "EqualityBitmap",
     "Gateway",
     "IndexCorruptError",

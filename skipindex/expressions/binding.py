@@ -31,6 +31,7 @@ from sqlglot import exp
 from skipindex._types import Domain, domain_of, spark_type_name
 from skipindex.column_paths import column_key, join_path, resolve_path, split_name
 from skipindex.errors import InvalidPredicateError, UnknownColumnError
+from skipindex.expressions.bound_elements import element_leaf
 from skipindex.expressions.bound_leaves import compare_value, integer_members, member_values
 from skipindex.expressions.calendar_merge import merge_calendar
 from skipindex.expressions.calls import expression_key, is_expression_field
@@ -44,6 +45,7 @@ from skipindex.expressions.nodes import (
     AnyPredicate,
     BoundColumn,
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundMatch,
@@ -51,6 +53,7 @@ from skipindex.expressions.nodes import (
     Call,
     ColumnName,
     Comparison,
+    HasElement,
     In,
     IsNull,
     Like,
@@ -84,10 +87,12 @@ _NODES = (
     IsNull,
     Like,
     Match,
+    HasElement,
     Not,
     And,
     Or,
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundMatch,
@@ -217,6 +222,11 @@ def _bind_leaf(
         return _like(leaf, resolver, resolved)
     if isinstance(leaf, Match):
         return _match(leaf, resolver, resolved)
+    if isinstance(leaf, HasElement) and not isinstance(leaf.column, Call):
+        column = resolved or resolver.resolve(leaf.column)
+        if column is None:
+            return Unsupported(str(leaf), f"{join_path(leaf.column)} is not a column of the table")
+        return element_leaf(leaf, column)
     if not isinstance(leaf, (Comparison, In, IsNull)):
         return leaf  # constants, Unsupported, and leaves that are bound already
     assert not isinstance(leaf.column, Call)

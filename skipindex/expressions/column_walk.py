@@ -22,6 +22,7 @@ from skipindex.expressions.leaves import (
     connect,
     contains,
     ends_with,
+    has_element,
     is_nan,
     is_term,
     like,
@@ -185,6 +186,8 @@ class Walker:
             return like(self._operand(args[0]), self._operand(args[1]), shown)
         if name == "startswith" and len(args) == 2:
             return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
+        if name == "array_contains" and len(args) == 2:
+            return has_element(self._operand(args[0]), [self._operand(args[1])], shown)
         if name in ("contains", "endswith") and len(args) == 2:
             build = contains if name == "contains" else ends_with
             return build(self._operand(args[0]), self._operand(args[1]), shown)

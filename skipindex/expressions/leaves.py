@@ -21,6 +21,7 @@ from skipindex.expressions.nodes import (
     AnyPredicate,
     Call,
     Comparison,
+    HasElement,
     In,
     IsNull,
     Like,
@@ -50,6 +51,7 @@ __all__ = [
     "connect",
     "contains",
     "ends_with",
+    "has_element",
     "is_nan",
     "is_term",
     "like",
@@ -168,6 +170,20 @@ def ends_with(column: Operand, suffix: Operand, shown: Callable[[], str]) -> Pre
     """``endswith(column, 'abc')``: ``column LIKE '%abc'``."""
     text = _needle("endswith", column, suffix, shown)
     return text if not isinstance(text, str) else Match(cast(Term, column), ends_with_pattern(text))
+
+
+def has_element(column: Operand, items: Sequence[Operand], shown: Callable[[], str]) -> Predicate:
+    """``array_contains(column, v)``, ``arrays_overlap(column, array(v, w...))``,
+    ``exists(column, x -> x = v)``: an element equals one of the literals. A NULL
+    literal equals nothing (it makes the result NULL, never TRUE)."""
+    if not is_term(column):
+        return Unsupported(shown(), "an array function needs an array column")
+    if not all(isinstance(item, Literal) for item in items):
+        return Unsupported(shown(), "an array function needs literal values")
+    literals = tuple(
+        cast(Literal, i) for i in items if cast(Literal, i).kind is not LiteralKind.NULL
+    )
+    return HasElement(cast(Term, column), literals) if literals else AlwaysFalse()
 
 
 def _needle(

@@ -20,16 +20,15 @@ into the leaves before binding, so three-valued logic never has to be undone.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import cached_property
 
 import pyarrow as pa
 
 from skipindex._types import BoundValue
 from skipindex.column_paths import split_name
-from skipindex.expressions.formatting import format_days, format_micros, format_value
+from skipindex.expressions.formatting import format_value
+from skipindex.expressions.literals import Literal, LiteralKind
 from skipindex.expressions.operators import Op
 from skipindex.expressions.patterns import LikePattern
 from skipindex.expressions.visitors import fold
@@ -41,6 +40,7 @@ __all__ = [
     "AnyPredicate",
     "BoundColumn",
     "BoundComparison",
+    "BoundHasElement",
     "BoundIn",
     "BoundIsNull",
     "BoundLeaf",
@@ -50,6 +50,7 @@ __all__ = [
     "Call",
     "ColumnName",
     "Comparison",
+    "HasElement",
     "In",
     "IsNull",
     "Literal",
@@ -67,51 +68,8 @@ __all__ = [
 ]
 
 
-class LiteralKind(enum.Enum):
-    """The SQL type a literal was written as, before casting to a column."""
-
-    INT = "int"
-    DECIMAL = "decimal"  # exact: `2.5` in Spark SQL is DECIMAL(2,1)
-    FLOAT = "float"  # approximate: `2.5e0`, `2.5D`, NaN, Infinity
-    STRING = "string"
-    BINARY = "binary"
-    DATE = "date"  # int: days since 1970-01-01
-    TIMESTAMP = "timestamp"  # int: microseconds since the epoch (an instant, UTC)
-    TIMESTAMP_NTZ = "timestamp_ntz"  # int: wall-clock microseconds since 1970-01-01T00:00
-    BOOLEAN = "boolean"
-    NULL = "null"
-
-
-LiteralValue = int | Decimal | float | str | bytes | bool | None
 # A column as a predicate names it: a top-level name, or the path of a struct field.
 ColumnName = str | tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Literal:
-    """A typed SQL literal as written in the predicate."""
-
-    kind: LiteralKind
-    value: LiteralValue
-
-    def __str__(self) -> str:
-        if self.kind is LiteralKind.INT:  # first: a join's key list holds thousands
-            return str(self.value)
-        if self.kind is LiteralKind.NULL:
-            return "NULL"
-        if self.kind is LiteralKind.STRING:
-            return "'" + str(self.value).replace("'", "''") + "'"
-        if self.kind is LiteralKind.DATE:
-            return f"DATE '{format_days(int(self.value))}'"  # type: ignore[arg-type]
-        if self.kind is LiteralKind.TIMESTAMP:
-            return f"TIMESTAMP '{format_micros(int(self.value))} UTC'"  # type: ignore[arg-type]
-        if self.kind is LiteralKind.TIMESTAMP_NTZ:
-            return f"TIMESTAMP_NTZ '{format_micros(int(self.value))}'"  # type: ignore[arg-type]
-        if self.kind is LiteralKind.BOOLEAN:
-            return "TRUE" if self.value else "FALSE"
-        if isinstance(self.value, bytes):
-            return f"X'{self.value.hex().upper()}'"
-        return str(self.value)
 
 
 @dataclass(frozen=True)
@@ -258,6 +216,21 @@ class Match:
 
 
 @dataclass(frozen=True)
+class HasElement:
+    """An element of array ``column`` equals one of ``literals``: ``array_contains``,
+    ``arrays_overlap`` with a literal array, ``exists(a, x -> x = lit)``."""
+
+    column: Term
+    literals: tuple[Literal, ...]
+    negated: bool = False
+
+    def __str__(self) -> str:
+        listed = ", ".join(map(str, self.literals))
+        negation = "NOT " if self.negated else ""
+        return f"{negation}arrays_overlap({_quote(self.column)}, array({listed}))"
+
+
+@dataclass(frozen=True)
 class Not:
     child: Predicate
 
@@ -281,7 +254,7 @@ class Or:
         return render(self)
 
 
-_UnboundLeaf = Comparison | In | IsNull | Like | Match
+_UnboundLeaf = Comparison | In | IsNull | Like | Match | HasElement
 Predicate = AlwaysTrue | AlwaysFalse | Unsupported | _UnboundLeaf | Not | And | Or
 
 
@@ -350,7 +323,25 @@ class BoundMatch:
         return f"{self.column} {'NOT LIKE' if self.negated else 'LIKE'} '{text}'"
 
 
-BoundLeaf = BoundComparison | BoundIn | BoundIsNull | BoundMatch
+@dataclass(frozen=True)
+class BoundHasElement:
+    """An element of the array ``column`` equals one of ``values`` (cast to its
+    element type, distinct, sorted)."""
+
+    column: BoundColumn
+    values: tuple[BoundValue, ...]
+    negated: bool = False
+
+    def __str__(self) -> str:
+        element = self.column.type.value_type
+        listed = ", ".join(format_value(v, element) for v in self.values[:8])
+        more = f", ... ({len(self.values)} values)" if len(self.values) > 8 else ""
+        return (
+            f"{'NOT ' if self.negated else ''}arrays_overlap({self.column}, array({listed}{more}))"
+        )
+
+
+BoundLeaf = BoundComparison | BoundIn | BoundIsNull | BoundMatch | BoundHasElement
 # Bound trees reuse And/Or (typed with unbound children) around bound leaves:
 # walkers that serve both take either.
 BoundPredicate = AlwaysTrue | AlwaysFalse | Unsupported | BoundLeaf | And | Or

@@ -34,10 +34,12 @@ from skipindex.expressions.nodes import (
     And,
     AnyPredicate,
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundMatch,
     Comparison,
+    HasElement,
     In,
     IsNull,
     Like,
@@ -87,7 +89,7 @@ def negate_leaf(leaf: AnyPredicate) -> AnyPredicate:
         return IsNull(leaf.column, not leaf.negated)
     if isinstance(leaf, Like):
         return Like(leaf.column, leaf.text, leaf.prefix, not leaf.negated)
-    if isinstance(leaf, Match | BoundMatch):
+    if isinstance(leaf, Match | BoundMatch | HasElement | BoundHasElement):
         return replace(leaf, negated=not leaf.negated)
     if isinstance(leaf, Unsupported):
         return Unsupported(leaf.sql, leaf.reason, not leaf.negated)

@@ -29,14 +29,10 @@ from skipindex.expressions.leaves import (
     Operand,
     compare,
     connect,
-    contains,
-    ends_with,
     is_nan,
     is_term,
-    like,
     member,
     null_safe_equal,
-    starts_with,
     truth_test,
 )
 from skipindex.expressions.nodes import (
@@ -67,6 +63,7 @@ from skipindex.expressions.sql_literals import (
     unparen,
 )
 from skipindex.expressions.sql_operands import QUALIFIED, column_name, dotted_name, operand
+from skipindex.expressions.sql_searches import search_leaf
 from skipindex.expressions.visitors import Shape, boolean_tree
 
 __all__ = ["expression_operand", "from_tree", "parse_sql"]
@@ -226,10 +223,9 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         name = column_name(node) if isinstance(node, exp.Column) else dotted_name(node)
         if name is not None:  # a bare boolean column: `WHERE flag`
             return Comparison(name, Op.EQ, _TRUE)
-    if _found_at_all(node):
-        return contains(
-            operand(node.this.this), operand(node.this.args["substr"]), lambda: node_sql(node)
-        )
+    searched = search_leaf(node)  # text (LIKE with wildcards, contains...) and arrays
+    if searched is not None:
+        return searched
     op = _COMPARISONS.get(type(node))
     if op is not None:
         return _comparison(node, op)
@@ -241,16 +237,6 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         return _between(node)
     if isinstance(node, exp.Is):
         return _is(node, text)
-    if isinstance(node, exp.Like):
-        return like(operand(node.this), operand(node.expression), lambda: node_sql(node))
-    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
-        return _like_escape(node, text)
-    if isinstance(node, exp.StartsWith):
-        return starts_with(operand(node.this), operand(node.expression), lambda: node_sql(node))
-    if isinstance(node, exp.Contains):
-        return contains(operand(node.this), operand(node.expression), lambda: node_sql(node))
-    if isinstance(node, exp.EndsWith):
-        return ends_with(operand(node.this), operand(node.expression), lambda: node_sql(node))
     if isinstance(node, exp.IsNan) or function_name(node) in ("isnull", "isnotnull"):
         return _null_or_nan_function(node)
     lit = sql_literal(node)
@@ -265,29 +251,6 @@ def _leaf(node: exp.Expression, text: str) -> Predicate:
         )
     reject_parameters(node)
     return _unsupported(node, f"{_describe(node)} is not something an index can answer")
-
-
-def _like_escape(node: exp.Escape, text: str) -> Predicate:
-    """``x [NOT] LIKE p ESCAPE 'c'``."""
-    inner = node.this
-    escape = sql_literal(node.expression)
-    if escape is None or escape.kind is not LiteralKind.STRING:
-        return _unsupported(node, "LIKE's ESCAPE needs a string literal")
-    found = like(
-        operand(inner.this), operand(inner.expression), lambda: node_sql(node), str(escape.value)
-    )
-    return _syntactic_not(found) if inner.args.get("negate") else found
-
-
-def _found_at_all(node: exp.Expression) -> bool:
-    """``instr(x, 'abc') > 0`` or ``>= 1`` (``locate('abc', x)`` alike, without its
-    start): whether ``x`` contains the text."""
-    if not isinstance(node, exp.GT | exp.GTE) or not isinstance(node.this, exp.StrPosition):
-        return False
-    if node.this.args.get("position") or node.this.args.get("occurrence"):
-        return False
-    bound = plain_integer(node.expression)
-    return bound is not None and bound.value == (0 if isinstance(node, exp.GT) else 1)
 
 
 def _comparison(node: exp.Expression, op: Op) -> Predicate:

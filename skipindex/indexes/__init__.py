@@ -11,6 +11,8 @@ from skipindex.errors import IndexFormatVersionError, UnknownColumnError
 from skipindex.indexes.base import IndexKind, IndexSpec
 from skipindex.indexes.bitsliced_bitmap import BitSlicedBitmapKind
 from skipindex.indexes.bloom import BloomKind
+from skipindex.indexes.element_bitmap import ElementBitmapKind
+from skipindex.indexes.element_bloom import ElementBloomKind
 from skipindex.indexes.equality_bitmap import EqualityBitmapKind
 from skipindex.indexes.minmax import MinMaxKind
 from skipindex.indexes.ngram_bloom import NgramBloomKind
@@ -41,6 +43,8 @@ KINDS: dict[str, type[IndexKind]] = {
         RangeBitmapKind,
         BitSlicedBitmapKind,
         NgramBloomKind,
+        ElementBloomKind,
+        ElementBitmapKind,
     )
 }
 

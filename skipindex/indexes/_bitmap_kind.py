@@ -18,6 +18,7 @@ from skipindex._types import physical_type
 from skipindex.errors import InvalidSpecError
 from skipindex.expressions.nodes import (
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundLeaf,
@@ -57,6 +58,8 @@ class BitmapKind(RowLevelKind):
 
     def answers(self, leaf: BoundLeaf) -> bool:
         # every comparison, [NOT] IN, IS [NOT] NULL; patterns where a kind reads values
+        if isinstance(leaf, BoundHasElement):
+            return False
         return leaf.column.name == self.column and (
             not isinstance(leaf, BoundMatch) or self.matches_patterns
         )
@@ -110,6 +113,8 @@ class BitmapKind(RowLevelKind):
                 None if not known else file.nonnull if leaf.negated else file.nulls
                 for file, known in self._views(columns, positions, columns.known)
             ]
+        if isinstance(leaf, BoundHasElement):  # no array column has these kinds
+            return [None] * len(positions)
         usable = self.file_codes(files).usable
         chosen = self.selection(leaf, files)
         if chosen is None:  # != , NOT IN, long IN lists: file by file

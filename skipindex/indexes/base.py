@@ -159,6 +159,16 @@ class IndexKind(ABC):
             cls.kind = spec.kind
 
     def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
+        self.column = column
+        self.arrow_type = arrow_type
+        self.domain: Domain = self.indexed_domain(column, arrow_type)
+        self.params = dict(params)
+        self.options: IndexSpec = self._options(column, params)
+
+    def indexed_domain(self, column: str, arrow_type: pa.DataType) -> Domain:
+        """The domain of the values this kind indexes in a column of ``arrow_type``
+        (the column's own; an array's elements for the element kinds), or an
+        error naming the column and what the kind takes."""
         domain = domain_of(arrow_type)
         if domain is None or domain not in self.domains:
             accepted = ", ".join(sorted(d.value for d in self.domains))
@@ -166,11 +176,7 @@ class IndexKind(ABC):
                 f"index kind '{self.kind}' cannot index column '{column}' of type "
                 f"{spark_type_name(arrow_type)}; it takes {accepted} columns"
             )
-        self.column = column
-        self.arrow_type = arrow_type
-        self.domain: Domain = domain
-        self.params = dict(params)
-        self.options: IndexSpec = self._options(column, params)
+        return domain
 
     def _options(self, column: str, params: dict[str, Any]) -> IndexSpec:
         """The spec these parameters describe: one validation for both the

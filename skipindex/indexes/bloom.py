@@ -41,6 +41,7 @@ from skipindex._types import Domain, normalise_floats, physical_type, to_physica
 from skipindex.errors import IndexCorruptError, InvalidSpecError
 from skipindex.expressions.nodes import (
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundLeaf,
@@ -53,7 +54,7 @@ from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._xxh64 import hash_binary, hash_fixed, hash_u32, hash_u64
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
-__all__ = ["Bloom", "BloomKind"]
+__all__ = ["Bloom", "BloomKind", "ValueCodec"]
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class BloomKind(FileLevelKind):
 
     def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
         super().__init__(column, arrow_type, params)
-        self._codec = _Codec(physical_type(arrow_type))
+        self._codec = ValueCodec(physical_type(arrow_type))
 
     def payload_type(self) -> pa.StructType:
         return pa.struct([("filter", pa.binary())])
@@ -124,7 +125,7 @@ class BloomKind(FileLevelKind):
         return False
 
     def might_match(self, leaf: BoundLeaf, files: FileBatch) -> np.ndarray:
-        if not self.answers(leaf) or isinstance(leaf, BoundIsNull | BoundMatch):
+        if not self.answers(leaf) or isinstance(leaf, BoundIsNull | BoundMatch | BoundHasElement):
             return np.ones(len(files), dtype=bool)
         values = leaf.values if isinstance(leaf, BoundIn) else (leaf.value,)
         hashes = self._codec.hash_literals(values)
@@ -140,7 +141,7 @@ class BloomKind(FileLevelKind):
         return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
 
 
-class _Codec:
+class ValueCodec:
     """Hashes a column's values, and literals for it, the same way.
 
     ``phys`` is the physical type (what ``build`` receives); the literal side

@@ -19,7 +19,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex._types import Domain, physical_type, to_physical, to_scalar
-from skipindex.expressions.nodes import BoundIn, BoundIsNull, BoundLeaf, BoundMatch, Op
+from skipindex.expressions.nodes import (
+    BoundHasElement,
+    BoundIn,
+    BoundIsNull,
+    BoundLeaf,
+    BoundMatch,
+    Op,
+)
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
@@ -97,7 +104,9 @@ class MinMaxKind(FileLevelKind):
 
     def answers(self, leaf: BoundLeaf) -> bool:
         # a pattern's prefix reaches min-max as a range of its own (binding)
-        return leaf.column.name == self.column and not isinstance(leaf, BoundMatch)
+        return leaf.column.name == self.column and not isinstance(
+            leaf, BoundMatch | BoundHasElement
+        )
 
     def might_match(self, leaf: BoundLeaf, files: FileBatch) -> Mask:
         stats = _Stats(files, self._bound_type())
@@ -141,7 +150,7 @@ def _decide(leaf: BoundLeaf, stats: _Stats, arrow_type: pa.DataType) -> Mask:
                 hits |= _compare(Op.EQ, value, stats, arrow_type)
             return hits
         return _in_many(leaf.values, stats)
-    if isinstance(leaf, BoundMatch):  # not answered (see answers): might match
+    if isinstance(leaf, BoundMatch | BoundHasElement):  # not answered (answers): might match
         return np.ones(len(stats.rows), dtype=bool)
     return _compare(leaf.op, leaf.value, stats, arrow_type)
 

@@ -47,6 +47,7 @@ from skipindex.expressions.nodes import (
     And,
     AnyPredicate,
     BoundComparison,
+    BoundHasElement,
     BoundIn,
     BoundIsNull,
     BoundLeaf,
@@ -77,7 +78,7 @@ DENSE_WALK = True
 RowLevel = Literal["auto", "always", "estimate"]
 ROW_LEVELS: tuple[RowLevel, ...] = ("auto", "always", "estimate")
 
-LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull, BoundMatch)
+LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull, BoundMatch, BoundHasElement)
 RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
 
 

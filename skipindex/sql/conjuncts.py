@@ -101,6 +101,10 @@ _FUNCTIONS = (
     exp.EndsWith,  # ...and the substring tests an n-gram or equality bitmap answers
     exp.Contains,
     exp.StrPosition,
+    exp.ArrayContains,  # ...and the array tests an element index answers
+    exp.Exists,  # exists(a, x -> x = v); EXISTS (SELECT ...) holds a Select: not derivable
+    exp.Lambda,
+    exp.Array,
     exp.Add,
     exp.Sub,
     exp.Mul,
@@ -114,7 +118,7 @@ _FUNCTIONS = (
     exp.Minute,
     exp.Length,
 )
-_ANONYMOUS = frozenset({"weekday"})
+_ANONYMOUS = frozenset({"weekday", "arrays_overlap"})
 _ALLOWED = _CONNECTIVES + _PREDICATES + _VALUES + _FUNCTIONS
 
 

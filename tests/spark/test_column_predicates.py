@@ -162,12 +162,16 @@ def test_unsupported_columns_stay_local(spark):
     from pyspark.sql import functions as F  # noqa: N812
 
     assert isinstance(prepare(F.lower(F.col("s")) == "x", SCHEMA), Unsupported)
-    assert isinstance(prepare(F.col("s").like("a_%"), SCHEMA), Unsupported)  # a wildcard
+    assert isinstance(prepare(F.col("s").rlike("a.*"), SCHEMA), Unsupported)  # a regex
     assert isinstance(prepare(F.col("i") == F.col("n"), SCHEMA), Unsupported)
     assert isinstance(prepare(F.col("s").startswith(F.col("s")), SCHEMA), Unsupported)
     # a prefix is a range on a string column (issue 8), in the Column API as in SQL
     assert prepare(F.col("s").like("a%"), SCHEMA) == prepare("s >= 'a' AND s < 'b'", SCHEMA)
     assert prepare(F.col("s").startswith("a"), SCHEMA) == prepare("s LIKE 'a%'", SCHEMA)
+    # a pattern with wildcards inside, contains and endswith: what SQL makes of them
+    assert prepare(F.col("s").like("a_%"), SCHEMA) == prepare("s LIKE 'a_%'", SCHEMA)
+    assert prepare(F.col("s").contains("ab"), SCHEMA) == prepare("s LIKE '%ab%'", SCHEMA)
+    assert prepare(F.col("s").endswith("ab"), SCHEMA) == prepare("s LIKE '%ab'", SCHEMA)
     mixed = prepare((F.col("i") > 1) & F.lower(F.col("s")).startswith("q"), SCHEMA)
     assert isinstance(mixed, And)
     assert mixed.children[0] == prepare("i > 1", SCHEMA)
