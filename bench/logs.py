@@ -135,8 +135,8 @@ def _planted(rng: np.random.Generator) -> dict[int, list[tuple[str, int, str]]]:
 
 
 def generate(folder: Path) -> Path:
-    """The table in ``folder`` (made once: a READY file marks it done)."""
-    if (folder / "READY").exists():
+    """The table in ``folder`` (made once: a _READY file, hidden from Spark, marks it done)."""
+    if (folder / "_READY").exists():
         return folder
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
@@ -165,5 +165,5 @@ def generate(folder: Path) -> Path:
             columns[column] = replaced
         table = pa.table(columns)
         pq.write_table(table, folder / f"part-{file:05d}.parquet", row_group_size=ROWS // 4)
-    (folder / "READY").write_text(f"{time.perf_counter() - started:.0f} s\n")
+    (folder / "_READY").write_text(f"{time.perf_counter() - started:.0f} s\n")
     return folder

@@ -47,6 +47,7 @@ FACTS = {"lineitem": {"dates": "l_shipdate", "keys": "l_orderkey"},
          "orders": {"dates": "o_orderdate", "keys": "o_orderkey"}}  # fmt: skip
 TARGETS = {"dates": 0.8, "keys": 1.02}  # total time, si.sql / spark.sql
 
+
 def tpch(scale: float, files: int, layout: str) -> Path:
     """TPC-H at ``scale``, its facts in ``files`` files laid out by ``layout``
     (made once: a READY marker says it is whole)."""
