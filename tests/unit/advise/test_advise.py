@@ -150,3 +150,22 @@ def test_a_partitioned_table_gets_index_advice_only(tmp_path: Path) -> None:
     assert "partitioned" in advice.layout_reason
     north = next(e for e in advice.estimates if e.label == "north")
     assert north.no_index == FILES // 2  # the partition folders prune with no index file
+
+
+def test_a_workload_searching_text_is_advised_a_substring_index(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = tmp_path / "logs"
+    table.mkdir()
+    for number in range(FILES):  # each file's messages unique; one word per file pair
+        messages = [
+            f"request {number * 1000 + i} failed with code{number // 2}x" for i in range(50)
+        ]
+        pq.write_table(pa.table({"msg": messages}), table / f"part-{number:05d}.parquet")
+    searches = {f"Q{n}": f"msg LIKE '%code{n}x%'" for n in range(4)}
+    advice = advise(table, searches, sample_files=FILES, layouts_too=False)
+    assert ("msg", "ngram_bloom") in {(c.column, c.kind) for c in advice.indexes}
+    assert advice.totals()["planned"] <= 2 * len(searches)
+    plain = advise(table, {"Q": "msg = 'x'"}, sample_files=FILES, layouts_too=False)
+    assert "ngram_bloom" not in {c.kind for c in plain.indexes}  # only where text is searched
