@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from skipindex.column_paths import ColumnPath, join_path, resolve_path
+from skipindex.spark.collations import collated_columns
 from skipindex.spark.int96 import spark_int96
 from skipindex.spark.rebase import Rebase, has_temporal, julian_to_gregorian_days
 from skipindex.spark.settings import SparkView
@@ -132,6 +133,7 @@ def read_columns(
     int96 = int96_columns(parquet)
     schema = file_schema(parquet, int96)
     num_rows = parquet.metadata.num_rows
+    collated = collated_columns(parquet)
     found: dict[ColumnPath, ColumnPath | str] = {}  # spelled as in the file; () if absent
     for path, _ in wanted:
         try:
@@ -140,6 +142,11 @@ def read_columns(
             found[path] = f"Spark cannot read column {exc} in this file; not indexed"
             continue
         found[path] = resolved[0] if resolved else ()
+        if resolved and resolved[0][0] in collated:
+            found[path] = (
+                f"column '{join_path(path)}' has Spark collation {collated[resolved[0][0]]}: "
+                "Spark compares it by that collation, not byte by byte; not indexed"
+            )
     tops = sorted({where[0] for where in found.values() if not isinstance(where, str) and where})
     as_dictionaries = {
         spelled[0]
