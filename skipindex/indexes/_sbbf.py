@@ -32,6 +32,7 @@ __all__ = [
     "might_contain",
     "might_contain_all",
     "num_bytes",
+    "tight_bytes",
 ]
 
 SALT = np.array(
@@ -52,6 +53,18 @@ _PAIR_BUDGET = 1 << 20
 
 def _floor_pow2(n: int) -> int:
     return 1 << (n.bit_length() - 1)
+
+
+def tight_bytes(ndv: int, fpp: float, max_bytes: int = MAX_BYTES) -> int:
+    """:func:`num_bytes` in whole blocks, not rounded up to a power of two: the
+    probe picks a block by ``(hash >> 32) * blocks >> 32`` for any count of
+    blocks, and a filter that is not parquet-cpp's own can be up to half smaller."""
+    if not 0.0 < fpp < 1.0:
+        raise ValueError(f"fpp must be in (0, 1), got {fpp}")
+    bits = -8.0 * max(ndv, 0) / math.log(1.0 - fpp ** (1.0 / 8.0))
+    blocks = max(1, math.ceil(bits / (8 * _BLOCK_BYTES)))
+    cap = max(min(max_bytes, MAX_BYTES), MIN_BYTES) // _BLOCK_BYTES
+    return min(blocks, cap) * _BLOCK_BYTES
 
 
 def num_bytes(ndv: int, fpp: float, max_bytes: int = MAX_BYTES) -> int:

@@ -10,9 +10,11 @@ bytes are a substring of the value's bytes whatever the script, so no gram is
 cut wrongly at a multi-byte character, and the extraction is a few numpy passes
 over the Arrow buffers. A gram of ``n`` (1-8) bytes is packed little-endian
 into a 64-bit integer, hashed with XXH64 as a Parquet INT64 would be, and set
-in a split-block Bloom filter (Parquet's SBBF, as the ``bloom`` kind's) sized
-from the file's distinct grams and ``fpp``. A literal run shorter than ``n``
-bytes says nothing; a pattern without a longer one is not answered.
+in a split-block Bloom filter (Parquet's SBBF layout, as the ``bloom`` kind's)
+sized from the file's distinct grams and ``fpp`` in whole 32-byte blocks (not
+rounded up to a power of two as Parquet's own filters are: up to half smaller).
+A literal run shorter than ``n`` bytes says nothing; a pattern without a longer
+one is not answered.
 
 Payload per file: ``filter`` (the SBBF bitset). A file without a non-null
 value gets an empty one-block filter: nothing matches.
@@ -101,7 +103,7 @@ class NgramBloomKind(FileLevelKind):
         if distinct is None:
             distinct = pc.unique(values.drop_null())
         hashes = hash_u64(byte_grams(distinct, self.options.n))
-        size = _sbbf.num_bytes(len(hashes), self.options.fpp, self.options.max_bytes)
+        size = _sbbf.tight_bytes(len(hashes), self.options.fpp, self.options.max_bytes)
         return {"filter": _sbbf.build(hashes, size)}
 
     def answers(self, leaf: BoundLeaf) -> bool:

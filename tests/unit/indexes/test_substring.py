@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 import skipindex as si
 from skipindex.expressions.nodes import BoundColumn, BoundMatch
 from skipindex.expressions.patterns import PatternError, parse_like
-from skipindex.indexes._sbbf import Filters, build, might_contain_all
+from skipindex.indexes._sbbf import Filters, build, might_contain_all, num_bytes, tight_bytes
 from skipindex.indexes._xxh64 import hash_u64
 from skipindex.indexes.ngram_bloom import NgramBloomKind, byte_grams
 from skipindex.indexing.build import InProcessRunner, build_with
@@ -128,6 +128,17 @@ def test_a_filter_holds_all_of_some_hashes_only_where_it_holds_each():
     first = build(hashes[:1], 1024)
     filters = Filters.from_arrow(pa.array([both, first, None], pa.binary()))
     assert might_contain_all(filters, hashes[:2]).tolist() == [True, False, False]
+
+
+def test_a_filter_of_whole_blocks_not_a_power_of_two_holds_what_it_was_given():
+    hashes = hash_u64(np.arange(1000, dtype=np.uint64))
+    size = tight_bytes(len(hashes), 0.01)
+    assert size % 32 == 0
+    assert size & (size - 1)  # 38 blocks: not a power of two
+    assert size < num_bytes(len(hashes), 0.01)
+    filters = Filters.from_arrow(pa.array([build(hashes, size)], pa.binary()))
+    assert might_contain_all(filters, hashes).tolist() == [True]
+    assert tight_bytes(10**9, 0.01, 1 << 20) == 1 << 20  # capped
 
 
 def test_the_kind_declines_what_no_gram_can_answer():
