@@ -139,7 +139,7 @@ def _build(spark: Any, table: Path, specs: list[Any], rebuild: bool) -> dict[str
     saved = table / "_bench_build.json"
     if rebuild or not saved.exists() or si.describe(str(table)).version is None:
         if si.describe(str(table)).version is not None:
-            si.drop_index(str(table))
+            si.drop_index(str(table), all=True)
         started = time.perf_counter()
         si.build_index(str(table), specs, spark=spark)
         built = time.perf_counter() - started
