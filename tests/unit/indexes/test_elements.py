@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import skipindex as si
 from skipindex.indexing.build import InProcessRunner, build_with
+from tests._support import examples
 
 _WORDS = ["a", "b", "é", "😀", "", "%"]
 _ARRAYS = st.one_of(
@@ -50,7 +51,7 @@ def conditions(draw: st.DrawFn) -> tuple[str, str, list[object]]:
     return f"arrays_overlap({column}, array({listed}))", column, values
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     files=st.lists(st.lists(st.tuples(_ARRAYS, _INTS), max_size=5), min_size=1, max_size=4),
     tests=st.lists(st.tuples(conditions(), st.one_of(st.none(), conditions())), max_size=5),

@@ -24,6 +24,7 @@ from skipindex.indexes._sbbf import Filters, build, might_contain_all, num_bytes
 from skipindex.indexes._xxh64 import hash_u64
 from skipindex.indexes.ngram_bloom import NgramBloomKind, byte_grams
 from skipindex.indexing.build import InProcessRunner, build_with
+from tests._support import examples
 
 # --------------------------------------------------------------------------- oracle
 
@@ -169,7 +170,7 @@ def _sql(pattern: str) -> str:
     return "'" + pattern.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     files=st.lists(st.lists(st.one_of(st.none(), _VALUES), max_size=6), min_size=1, max_size=4),
     tests=st.lists(st.tuples(patterns(), st.booleans()), min_size=1, max_size=6),
