@@ -36,18 +36,19 @@ _SUBSTRING_NODES = (exp.Like, exp.ILike, exp.Contains, exp.EndsWith, exp.StrPosi
 
 def columns_of(query: Query, schema: pa.Schema) -> frozenset[str]:
     """The table's columns (lower case) that ``query``'s predicate names."""
-    if query.where is None:
-        return frozenset()
-    try:
-        tree = sqlglot.parse_one(query.where, dialect="spark")
-    except SqlglotError:
-        return frozenset()
-    names = {f.name.lower() for f in schema}
-    return frozenset(c.name.lower() for c in tree.find_all(exp.Column) if c.name.lower() in names)
+    return _named(query, schema, None)
 
 
 def searched_columns(query: Query, schema: pa.Schema) -> frozenset[str]:
     """The table's columns (lower case) ``query`` searches for text in."""
+    return _named(query, schema, _SUBSTRING_NODES)
+
+
+def _named(
+    query: Query, schema: pa.Schema, within: tuple[type[exp.Expression], ...] | None
+) -> frozenset[str]:
+    """The table's columns (lower case) named in ``query``'s predicate, or only
+    inside its nodes of a ``within`` type."""
     if query.where is None:
         return frozenset()
     try:
@@ -55,11 +56,8 @@ def searched_columns(query: Query, schema: pa.Schema) -> frozenset[str]:
     except SqlglotError:
         return frozenset()
     names = {f.name.lower() for f in schema}
-    found = {
-        column.name.lower()
-        for node in tree.find_all(*_SUBSTRING_NODES)
-        for column in node.find_all(exp.Column)
-    }
+    nodes = [tree] if within is None else tree.find_all(*within)
+    found = {c.name.lower() for node in nodes for c in node.find_all(exp.Column)}
     return frozenset(found & names)
 
 

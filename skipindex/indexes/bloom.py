@@ -26,7 +26,7 @@ without non-null values gets an empty one-block filter: nothing matches ``=``.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, ClassVar
@@ -54,7 +54,7 @@ from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._xxh64 import hash_binary, hash_fixed, hash_u32, hash_u64
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
-__all__ = ["Bloom", "BloomKind", "ValueCodec"]
+__all__ = ["Bloom", "BloomKind", "ValueCodec", "check_filter_params", "filter_verdicts"]
 
 
 @dataclass(frozen=True)
@@ -71,22 +71,7 @@ class Bloom(IndexSpec):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        fpp = self.fpp
-        if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
-            raise InvalidSpecError(
-                f"Bloom index on '{self.subject}': fpp must be a number strictly between "
-                f"0 and 1, got {fpp!r}; 0.01 is a good default"
-            )
-        size = self.max_bytes
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise InvalidSpecError(
-                f"Bloom index on '{self.subject}': max_bytes must be an int, got {size!r}"
-            )
-        if not _sbbf.MIN_BYTES <= size <= _sbbf.MAX_BYTES:
-            raise InvalidSpecError(
-                f"Bloom index on '{self.subject}': max_bytes must be between "
-                f"{_sbbf.MIN_BYTES} and {_sbbf.MAX_BYTES}, got {size}"
-            )
+        check_filter_params(self, self.fpp, self.max_bytes)
 
 
 class BloomKind(FileLevelKind):
@@ -129,16 +114,47 @@ class BloomKind(FileLevelKind):
             return np.ones(len(files), dtype=bool)
         values = leaf.values if isinstance(leaf, BoundIn) else (leaf.value,)
         hashes = self._codec.hash_literals(values)
-        known = files.known()
-        filters = _sbbf.Filters.from_arrow(files.payloads.field("filter"))
-        damaged = known & ((filters.lengths <= 0) | (filters.lengths % _sbbf.MIN_BYTES != 0))
-        if damaged.any():
-            raise IndexCorruptError(
-                f"Bloom index on '{self.column}': {int(damaged.sum())} filter(s) are not a "
-                "whole number of 32-byte blocks; rebuild the index"
-            )
-        hit = _sbbf.might_contain(filters, hashes)
-        return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
+        return filter_verdicts(
+            files, f"Bloom index on '{self.column}'", hashes, _sbbf.might_contain
+        )
+
+
+def check_filter_params(spec: IndexSpec, fpp: Any, max_bytes: Any) -> None:
+    """A filter kind's ``fpp`` and ``max_bytes``, or an error naming the spec's column."""
+    name = f"{type(spec).__name__} index on '{spec.subject}'"
+    if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
+        raise InvalidSpecError(
+            f"{name}: fpp must be a number strictly between 0 and 1, got {fpp!r}; "
+            "0.01 is a good default"
+        )
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int):
+        raise InvalidSpecError(f"{name}: max_bytes must be an int, got {max_bytes!r}")
+    if not _sbbf.MIN_BYTES <= max_bytes <= _sbbf.MAX_BYTES:
+        raise InvalidSpecError(
+            f"{name}: max_bytes must be between {_sbbf.MIN_BYTES} and {_sbbf.MAX_BYTES}, "
+            f"got {max_bytes}"
+        )
+
+
+def filter_verdicts(
+    files: FileBatch,
+    index: str,
+    hashes: np.ndarray,
+    probe: Callable[[_sbbf.Filters, np.ndarray], np.ndarray],
+) -> np.ndarray:
+    """Per file, whether ``probe`` finds ``hashes`` in its SBBF payload (``filter``):
+    a file the index does not know might match, an empty file never does. A filter
+    that is not whole 32-byte blocks is an error naming ``index``."""
+    known = files.known()
+    filters = _sbbf.Filters.from_arrow(files.payloads.field("filter"))
+    damaged = known & ((filters.lengths <= 0) | (filters.lengths % _sbbf.MIN_BYTES != 0))
+    if damaged.any():
+        raise IndexCorruptError(
+            f"{index}: {int(damaged.sum())} filter(s) are not a whole number of 32-byte "
+            "blocks; rebuild the index"
+        )
+    hit = probe(filters, hashes)
+    return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
 
 
 class ValueCodec:

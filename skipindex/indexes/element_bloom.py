@@ -18,13 +18,12 @@ import numpy as np
 import pyarrow as pa
 
 from skipindex._types import Domain, physical_type
-from skipindex.errors import IndexCorruptError
 from skipindex.expressions.nodes import BoundHasElement, BoundLeaf
 from skipindex.indexes import _sbbf
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._elements import element_domain, elements_of
 from skipindex.indexes.base import FileBatch, FileLevelKind
-from skipindex.indexes.bloom import Bloom, BloomKind, ValueCodec
+from skipindex.indexes.bloom import Bloom, BloomKind, ValueCodec, filter_verdicts
 
 __all__ = ["ElementBloom", "ElementBloomKind"]
 
@@ -71,13 +70,5 @@ class ElementBloomKind(FileLevelKind):
             return np.ones(len(files), dtype=bool)
         assert isinstance(leaf, BoundHasElement)
         hashes = self._codec.hash_literals(leaf.values)
-        known = files.known()
-        filters = _sbbf.Filters.from_arrow(files.payloads.field("filter"))
-        damaged = known & ((filters.lengths <= 0) | (filters.lengths % _sbbf.MIN_BYTES != 0))
-        if damaged.any():
-            raise IndexCorruptError(
-                f"element_bloom index on '{self.column}': {int(damaged.sum())} filter(s) are "
-                "not a whole number of 32-byte blocks; rebuild the index"
-            )
-        hit = _sbbf.might_contain(filters, hashes)
-        return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
+        index = f"element_bloom index on '{self.column}'"
+        return filter_verdicts(files, index, hashes, _sbbf.might_contain)

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyroaring import AbstractBitMap, BitMap
 
 from skipindex.expressions.nodes import BoundComparison, BoundIn, BoundMatch
@@ -127,6 +128,6 @@ def pattern_ranges(leaf: BoundMatch, values: pa.Array, lows: pa.Array | None) ->
     if leaf.negated:
         hits = ~hits
     if lows is not None:
-        hits |= np.asarray(pa.compute.not_equal(lows, values).to_numpy(zero_copy_only=False))
+        hits |= np.asarray(pc.not_equal(lows, values).to_numpy(zero_copy_only=False))
     edges = np.flatnonzero(np.diff(np.concatenate(([0], hits.view(np.int8), [0]))))
     return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))

@@ -31,12 +31,13 @@ import pyarrow.compute as pc
 
 from skipindex._distinct import distinct
 from skipindex._types import Domain
-from skipindex.errors import IndexCorruptError, InvalidSpecError
+from skipindex.errors import InvalidSpecError
 from skipindex.expressions.nodes import BoundComparison, BoundLeaf, BoundMatch, Op
 from skipindex.indexes import _sbbf
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes._xxh64 import hash_u64
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
+from skipindex.indexes.bloom import check_filter_params, filter_verdicts
 
 __all__ = ["NgramBloom", "NgramBloomKind", "byte_grams"]
 
@@ -70,22 +71,7 @@ class NgramBloom(IndexSpec):
                 f"NgramBloom index on '{self.subject}': n must be an int from 1 to 8 "
                 f"(bytes per gram), got {n!r}; 3 is a good default"
             )
-        fpp = self.fpp
-        if isinstance(fpp, bool) or not isinstance(fpp, int | float) or not 0 < fpp < 1:
-            raise InvalidSpecError(
-                f"NgramBloom index on '{self.subject}': fpp must be a number strictly "
-                f"between 0 and 1, got {fpp!r}; 0.01 is a good default"
-            )
-        size = self.max_bytes
-        if isinstance(size, bool) or not isinstance(size, int):
-            raise InvalidSpecError(
-                f"NgramBloom index on '{self.subject}': max_bytes must be an int, got {size!r}"
-            )
-        if not _sbbf.MIN_BYTES <= size <= _sbbf.MAX_BYTES:
-            raise InvalidSpecError(
-                f"NgramBloom index on '{self.subject}': max_bytes must be between "
-                f"{_sbbf.MIN_BYTES} and {_sbbf.MAX_BYTES}, got {size}"
-            )
+        check_filter_params(self, self.fpp, self.max_bytes)
 
 
 class NgramBloomKind(FileLevelKind):
@@ -114,16 +100,8 @@ class NgramBloomKind(FileLevelKind):
         if not needles:
             return np.ones(len(files), dtype=bool)
         hashes = hash_u64(byte_grams(pa.array(needles, pa.large_binary()), self.options.n))
-        known = files.known()
-        filters = _sbbf.Filters.from_arrow(files.payloads.field("filter"))
-        damaged = known & ((filters.lengths <= 0) | (filters.lengths % _sbbf.MIN_BYTES != 0))
-        if damaged.any():
-            raise IndexCorruptError(
-                f"ngram_bloom index on '{self.column}': {int(damaged.sum())} filter(s) are not "
-                "a whole number of 32-byte blocks; rebuild the index"
-            )
-        hit = _sbbf.might_contain_all(filters, hashes)
-        return np.asarray((hit | ~known) & (files.num_rows > 0), dtype=bool)
+        index = f"ngram_bloom index on '{self.column}'"
+        return filter_verdicts(files, index, hashes, _sbbf.might_contain_all)
 
     def _needles(self, leaf: BoundLeaf) -> list[bytes]:
         """The texts every matching value holds, as UTF-8, of at least ``n`` bytes."""
