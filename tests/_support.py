@@ -206,11 +206,17 @@ def predicate_strategy(columns: tuple[str, ...] = tuple(SCHEMA.names)) -> st.Sea
 
 def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -> list[set[str]]:
     """For each predicate, the names of the files where Spark finds a TRUE row."""
-    from pyspark.sql import functions as F  # noqa: N812
     from pyspark.sql.types import StructType
 
     schema = StructType.fromJson(_spark_schema_json())
-    frame = spark.read.schema(schema).parquet(*[str(p) for p in paths])
+    return files_matching(spark.read.schema(schema).parquet(*[str(p) for p in paths]), predicates)
+
+
+def files_matching(frame: Any, predicates: list[str]) -> list[set[str]]:
+    """For each predicate, the names of the files of ``frame`` (a DataFrame read
+    from files) where Spark finds a TRUE row."""
+    from pyspark.sql import functions as F  # noqa: N812
+
     flags = [
         F.max(F.when(F.expr(p), 1).otherwise(0)).alias(f"p{i}") for i, p in enumerate(predicates)
     ]
@@ -219,6 +225,13 @@ def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -
         {os.path.basename(r["file"]) for r in rows if r[f"p{i}"] == 1}
         for i in range(len(predicates))
     ]
+
+
+def kept_files(table: Path, where: str, zone: str) -> set[str]:
+    """The names of the files ``si.prune`` keeps for ``where`` read in ``zone``."""
+    import skipindex as si
+
+    return {os.path.basename(f) for f in si.prune(str(table), where, time_zone=zone).files}
 
 
 def spark_write(frame: Any, path: Path, **options: str) -> None:

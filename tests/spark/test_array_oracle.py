@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from tests._support import exact_rows, examples
+from tests._support import exact_rows, examples, files_matching, kept_files
 
 pytestmark = pytest.mark.spark
 
@@ -66,16 +66,7 @@ predicates = st.one_of(conditions(), st.tuples(conditions(), conditions()).map("
 
 
 def _spark_files(spark: Any, table: Path, wheres: list[str]) -> list[set[str]]:
-    from pyspark.sql import functions as F  # noqa: N812
-
-    frame = spark.read.parquet(str(table)).select("*", F.input_file_name().alias("file"))
-    flags = [F.max(F.when(F.expr(w), 1).otherwise(0)).alias(f"p{n}") for n, w in enumerate(wheres)]
-    rows = frame.groupBy("file").agg(*flags).collect()
-    return [{Path(r["file"]).name for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
-
-
-def _kept(table: Path, where: str, zone: str) -> set[str]:
-    return {Path(f).name for f in si.prune(str(table), where, time_zone=zone).files}
+    return files_matching(spark.read.parquet(str(table)), wheres)
 
 
 @pytest.mark.parametrize("zone", ZONES)
@@ -88,8 +79,8 @@ def test_array_conditions_keep_what_spark_finds(spark, tables, zone):
     def check(wheres: list[str]) -> None:
         truth = _spark_files(spark, blooms, wheres)
         for where, matching in zip(wheres, truth, strict=True):
-            assert matching <= _kept(blooms, where, zone), where
-            exact = _kept(bitmaps, where, zone)
+            assert matching <= kept_files(blooms, where, zone), where
+            exact = kept_files(bitmaps, where, zone)
             assert matching <= exact, where
             if not where.startswith("NOT") and " AND NOT" not in where:
                 assert exact == matching, f"{where}: not exact"

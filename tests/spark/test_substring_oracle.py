@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import skipindex as si
-from tests._support import examples
+from tests._support import examples, files_matching, kept_files
 
 pytestmark = pytest.mark.spark
 
@@ -91,17 +91,7 @@ def predicates(draw: st.DrawFn) -> str:
 
 
 def _spark_files(spark: Any, table: Path, wheres: list[str]) -> list[set[str]]:
-    """Per predicate, the files Spark finds a TRUE row in."""
-    from pyspark.sql import functions as F  # noqa: N812
-
-    frame = spark.read.parquet(str(table)).select("*", F.input_file_name().alias("file"))
-    flags = [F.max(F.when(F.expr(w), 1).otherwise(0)).alias(f"p{n}") for n, w in enumerate(wheres)]
-    rows = frame.groupBy("file").agg(*flags).collect()
-    return [{Path(r["file"]).name for r in rows if r[f"p{n}"] == 1} for n in range(len(wheres))]
-
-
-def _kept(table: Path, where: str, zone: str) -> set[str]:
-    return {Path(f).name for f in si.prune(str(table), where, time_zone=zone).files}
+    return files_matching(spark.read.parquet(str(table)), wheres)
 
 
 @pytest.mark.parametrize("zone", ZONES)
@@ -114,9 +104,9 @@ def test_substring_predicates_keep_what_spark_finds(spark, tables, zone):
     def check(wheres: list[str]) -> None:
         truth = _spark_files(spark, grams, wheres)
         for where, matching in zip(wheres, truth, strict=True):
-            kept = _kept(grams, where, zone)
+            kept = kept_files(grams, where, zone)
             assert matching <= kept, f"{where}: dropped {sorted(matching - kept)}"
-            assert _kept(exact, where, zone) == matching, f"{where}: not exact"
+            assert kept_files(exact, where, zone) == matching, f"{where}: not exact"
 
     try:
         check()
@@ -127,8 +117,8 @@ def test_substring_predicates_keep_what_spark_finds(spark, tables, zone):
 def test_a_needle_no_file_holds_skips_every_file(spark, tables):
     grams, _ = tables
     assert _spark_files(spark, grams, ["contains(s, 'zzzq')"]) == [set()]
-    assert _kept(grams, "contains(s, 'zzzq')", "UTC") == set()
-    assert len(_kept(grams, "s LIKE '%time%'", "UTC")) == 8  # a common word: every file
+    assert kept_files(grams, "contains(s, 'zzzq')", "UTC") == set()
+    assert len(kept_files(grams, "s LIKE '%time%'", "UTC")) == 8  # a common word: every file
 
 
 def test_si_sql_prunes_by_substrings_as_written(spark, tables):
