@@ -110,7 +110,7 @@ def parse_like(text: str, escape: str = "\\") -> LikePattern:
         char = text[at]
         if char == escape:
             following = text[at + 1 : at + 2]
-            if following not in (*_WILDCARDS, escape) or not following:
+            if following not in (*_WILDCARDS, escape):  # "" at the end is not in it either
                 raise PatternError(
                     f"the escape character {escape!r} must be followed by '%', '_' or itself "
                     f"in the LIKE pattern {text!r}"
