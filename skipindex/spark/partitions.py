@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import tzinfo
 from decimal import Decimal
 
@@ -95,21 +95,29 @@ def partition_columns(
     """The partition columns of the files at ``listed`` (relative paths), typed as
     Spark types them when it lists exactly these files in a session in ``time_zone``."""
     listed = listed if isinstance(listed, pa.Array) else pa.array(listed, pa.string())
-    if not pc.any(pc.match_substring(listed, "/")).as_py():  # every file at the root
+    nested = pc.match_substring(listed, "/")
+    if not pc.any(nested).as_py():  # every file at the root
         return []
-    paths: list[str] = listed.to_pylist()
-    names = partition_names(paths[0])
+    # A file's values are its folder's: each folder is read once, however many
+    # files it holds (a million files in a thousand folders), and the typed
+    # values are handed out per file by the folder's position. Typing depends
+    # only on the set of values, which the folders hold as the files do.
+    folders = pc.if_else(nested, pc.replace_substring_regex(listed, r"/[^/]*$", "/"), "")
+    encoded = pc.dictionary_encode(folders)
+    distinct: list[str] = encoded.dictionary.to_pylist()
+    names = partition_names(distinct[encoded.indices[0].as_py()])
     raw: dict[str, list[str | None]] = {name: [] for name in names}
     consistent = True
-    for path in paths:
-        pairs = _raw_values(path)
+    for folder in distinct:
+        pairs = _raw_values(folder)
         if [n for n, _ in pairs] != names:
             consistent = False  # Spark refuses such a table; never prune by it
         found = dict(pairs)
         for name in names:
             raw[name].append(found.get(name))
     with session_zone(time_zone):
-        return [_column(name, raw[name], infer_types, consistent) for name in names]
+        columns = [_column(name, raw[name], infer_types, consistent) for name in names]
+    return [replace(c, values=c.values.take(encoded.indices)) for c in columns]
 
 
 def _column(

@@ -9,6 +9,7 @@ Parquet folder has only its folder names, typed as Spark infers them
 
 from __future__ import annotations
 
+import weakref
 from datetime import tzinfo
 
 import pyarrow as pa
@@ -19,14 +20,26 @@ from skipindex.store.listing import Listing
 
 __all__ = ["logged_partitions", "table_partitions"]
 
+# Listing -> (zone, typed?) -> its partition columns, while the listing lives.
+_inferred: weakref.WeakKeyDictionary[Listing, dict[tuple[str, bool], list[PartitionColumn]]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 def table_partitions(
     listing: Listing, *, time_zone: tzinfo, infer_types: bool = True
 ) -> list[PartitionColumn]:
-    """The partition columns of the files in ``listing``, a value per file."""
-    if listing.partition_values is None:
-        return partition_columns(listing.paths, time_zone=time_zone, infer_types=infer_types)
-    return logged_partitions(listing)
+    """The partition columns of the files in ``listing``, a value per file (worked
+    out once per listing, zone and typing: a held listing is pruned many times)."""
+    if listing.partition_values is not None:
+        return logged_partitions(listing)
+    answers = _inferred.setdefault(listing, {})
+    key = (str(time_zone), infer_types)
+    if key not in answers:
+        answers[key] = partition_columns(
+            listing.paths, time_zone=time_zone, infer_types=infer_types
+        )
+    return answers[key]
 
 
 def logged_partitions(listing: Listing) -> list[PartitionColumn]:
