@@ -134,6 +134,15 @@ class FileBatch:
         """True where the file has a payload."""
         return np.asarray(self.payloads.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
+    def take(self, positions: np.ndarray) -> FileBatch:
+        """The files at ``positions``, in that order (what kinds derived from the
+        whole batch is not carried over: they derive it again for these)."""
+        return FileBatch(
+            self.num_rows[positions],
+            self.payloads.take(pa.array(positions, pa.int64())),
+            decode_budget=self.decode_budget,
+        )
+
 
 class IndexKind(ABC):
     """Base of the index kinds: one subclass per module in this package, derived

@@ -27,6 +27,7 @@ from skipindex.expressions.nodes import (
     BoundMatch,
     Op,
 )
+from skipindex.indexes import _zones
 from skipindex.indexes._column_work import ColumnWork
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexSpec
 
@@ -36,6 +37,7 @@ MAX_STRING_BYTES = 64
 Mask = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.int64]
 _FEW_VALUES = 16
+_STATS = "minmax-stats"
 
 
 @dataclass(frozen=True)
@@ -109,7 +111,20 @@ class MinMaxKind(FileLevelKind):
         )
 
     def might_match(self, leaf: BoundLeaf, files: FileBatch) -> Mask:
-        stats = _Stats(files, self._bound_type())
+        if len(files) >= _zones.ZONED_FROM:  # ask the blocks of files first
+            zones = _zones.zones_of(files)
+            blocks = self._verdict(leaf, zones)
+            if np.count_nonzero(blocks) <= _zones.ASK_BLOCKS_UP_TO * len(blocks):
+                asked = _zones.block_files(zones, blocks)
+                out = np.zeros(len(files), dtype=bool)
+                out[asked] = self._verdict(leaf, files.take(asked))
+                return out
+        return self._verdict(leaf, files)
+
+    def _verdict(self, leaf: BoundLeaf, files: FileBatch) -> Mask:
+        stats = files.memo.get(_STATS)  # a batch prune keeps: its arrays, made once
+        if not isinstance(stats, _Stats):
+            stats = files.memo[_STATS] = _Stats(files, self._bound_type())
         try:
             verdict = _decide(leaf, stats, self.arrow_type)
         except (pa.ArrowInvalid, OverflowError):
@@ -131,6 +146,11 @@ class _Stats:
         self.regular: Ints = self.non_null - self.nans  # non-null, non-NaN values
         self.min = payloads.field("min").cast(bound_type)
         self.max = payloads.field("max").cast(bound_type)
+
+    @property
+    def nbytes(self) -> int:
+        counts = (self.rows, self.nulls, self.nans, self.non_null, self.regular)
+        return sum(int(a.nbytes) for a in counts) + int(self.min.nbytes + self.max.nbytes)
 
     def compare(self, bound: str, op: str, scalar: pa.Scalar, if_null: bool) -> Mask:
         array = self.min if bound == "min" else self.max
