@@ -35,23 +35,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal, cast
 
 import numpy as np
-from pyroaring import AbstractBitMap
 
 from skipindex.expressions.nodes import (
     AlwaysFalse,
     AlwaysTrue,
     And,
     AnyPredicate,
-    BoundComparison,
-    BoundHasElement,
-    BoundIn,
-    BoundIsNull,
     BoundLeaf,
-    BoundMatch,
     BoundPredicate,
     Or,
     Unsupported,
@@ -61,6 +55,7 @@ from skipindex.expressions.visitors import fold
 from skipindex.indexes._dense import words_for
 from skipindex.indexes.base import FileBatch, FileLevelKind, IndexKind, RowLevelKind
 from skipindex.pruning.dense_walk import dense_row_sets, sampled_matches
+from skipindex.pruning.row_walk import LEAF_TYPES, RowSets, RowWalk
 
 __all__ = ["LIKELY_ROWS", "ROW_LEVELS", "Evaluation", "LeafReport", "RowLevel", "evaluate"]
 
@@ -71,15 +66,15 @@ SAMPLE_WORDS = 16
 # Files predicted to hold at least this many matches are sampled: below, a
 # sample would rarely show LIKELY_ROWS.
 SAMPLE_FROM_ROWS = LIKELY_ROWS / 4
+# The row-level pass works on the files still alive alone when they are fewer
+# than one in this many (taking their payloads costs a pass over those only).
+RESTRICT_BELOW = 8
 # Combine row sets across files as words where every leaf allows it (the tests
 # turn it off to hold the per-file walk to the same answers).
 DENSE_WALK = True
 # How hard prune looks at row level (see the module doc).
 RowLevel = Literal["auto", "always", "estimate"]
 ROW_LEVELS: tuple[RowLevel, ...] = ("auto", "always", "estimate")
-
-LEAF_TYPES = (BoundComparison, BoundIn, BoundIsNull, BoundMatch, BoundHasElement)
-RowSets = dict[int, AbstractBitMap | None]  # file position -> rows that might match (None: all)
 
 
 @dataclass
@@ -129,19 +124,25 @@ def evaluate(
     if not (run.row_level_leaves(predicate) and alive.any()):
         return Evaluation(alive, run.report_list())
     positions = np.flatnonzero(alive)
+    at = np.arange(len(alive))  # a position in the run -> the file's in the batch
+    local = run
+    if len(positions) * RESTRICT_BELOW < len(alive):
+        # Few files left: the row-level pass works on those alone, not on every
+        # file's payloads (which it walks as words across files).
+        local, at, positions = run.restricted(positions), positions, np.arange(len(positions))
     sampled = np.zeros(len(positions), dtype=bool)
     likely = np.zeros(len(positions), dtype=bool)
     if row_level == "estimate":
-        likely = run.expected_rows(predicate, positions) >= LIKELY_ROWS
+        likely = local.expected_rows(predicate, positions) >= LIKELY_ROWS
     elif row_level == "auto":
-        sampled = run.certainly_many(predicate, positions)
+        sampled = local.certainly_many(predicate, positions)
     settled = sampled | likely
     checked = positions[~settled]
-    survivors = run.rows(predicate, checked) if len(checked) else {}
+    survivors = local.rows(predicate, checked) if len(checked) else {}
     alive = np.zeros_like(alive)
-    alive[positions[settled]] = True
-    alive[list(survivors)] = True
-    narrowed: RowSets = {p: rows for p, rows in survivors.items() if rows is not None}
+    alive[at[positions[settled]]] = True
+    alive[at[np.fromiter(survivors, dtype=np.int64, count=len(survivors))]] = True
+    narrowed: RowSets = {int(at[p]): rows for p, rows in survivors.items() if rows is not None}
     return Evaluation(
         alive,
         run.report_list(),
@@ -159,6 +160,18 @@ class _Run:
         self.indexes = indexes
         self.masks: dict[BoundLeaf, np.ndarray] = {}
         self.reports: dict[object, LeafReport] = {}
+
+    def restricted(self, positions: np.ndarray) -> _Run:
+        """This run over the files at ``positions`` only, renumbered from 0; the
+        leaves' masks and reports carry over (reports are shared)."""
+        taken = {
+            column: [replace(index, files=index.files.take(positions)) for index in found]
+            for column, found in self.indexes.items()
+        }
+        local = _Run(self.num_rows[positions], taken)
+        local.masks = {leaf: mask[positions] for leaf, mask in self.masks.items()}
+        local.reports = self.reports
+        return local
 
     # ------------------------------------------------------------ file level
     def file_level(self, predicate: BoundPredicate) -> np.ndarray:
@@ -265,7 +278,7 @@ class _Run:
         """Row sets of the files at ``positions`` that may still match: across
         files as words where every leaf allows it, else file by file."""
         dense = dense_row_sets(self, predicate, positions) if DENSE_WALK else None
-        return dense if dense is not None else _RowWalk(self).run(predicate, positions)
+        return dense if dense is not None else RowWalk(self).run(predicate, positions)
 
     def report_of(self, node: BoundPredicate) -> LeafReport:
         return self._report(node)
@@ -285,94 +298,6 @@ class _Run:
         report = self._report(node)
         report.ruled_out[kind.kind] += len(positions) - len(result)
         return result
-
-
-class _RowWalk:
-    """AND/OR over row sets with an explicit stack; AND narrows as it goes."""
-
-    def __init__(self, state: _Run) -> None:
-        self.state = state
-
-    def run_order(self, children: Sequence[BoundPredicate]) -> list[BoundPredicate]:
-        # Children without bitmaps are free (their file masks are computed): first.
-        # Then the most selective: under AND, a file it empties needs no more leaves.
-        return sorted(children, key=lambda c: (self.state.row_kind(c) is not None, self.share(c)))
-
-    def share(self, node: BoundPredicate) -> float:
-        """About which share of all rows a bitmap leaf selects (1.0 otherwise)."""
-        found = self.state.row_kind(node)
-        if found is None:
-            return 1.0
-        assert isinstance(node, LEAF_TYPES)
-        kind, files = found
-        everywhere = np.arange(len(files))
-        return float(np.mean(kind.selectivity(node, files, everywhere))) if len(files) else 1.0
-
-    def run(self, predicate: BoundPredicate, positions: np.ndarray) -> RowSets:
-        # Frame: [node, candidate positions, pending children, accumulated row sets]
-        frames: list[list[object]] = []
-        result: RowSets | None = None
-
-        def push(node: BoundPredicate, candidates: np.ndarray) -> RowSets | None:
-            if isinstance(node, And | Or):
-                start: RowSets = dict.fromkeys(candidates.tolist()) if isinstance(node, And) else {}
-                frames.append([node, candidates, self.run_order(_children(node)), start])
-                return None
-            return self.state.leaf_rows(node, candidates)
-
-        result = push(predicate, positions)
-        while frames:
-            frame = frames[-1]
-            node, candidates, pending, acc = frame
-            assert isinstance(node, And | Or)
-            assert isinstance(acc, dict)
-            assert isinstance(pending, list)
-            assert isinstance(candidates, np.ndarray)
-            if result is not None:  # a child just finished
-                acc = _and(acc, result) if isinstance(node, And) else _or(acc, result)
-                frame[3] = acc
-                result = None
-            if not pending or (isinstance(node, And) and not acc):
-                frames.pop()
-                result = acc
-                continue
-            child = pending.pop(0)
-            if isinstance(node, And):
-                next_candidates = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
-            else:  # files already known to match entirely need no more OR branches
-                complete = [p for p, rows in acc.items() if rows is None]
-                next_candidates = np.setdiff1d(candidates, complete, assume_unique=True)
-            result = push(child, next_candidates)
-        assert result is not None
-        return result
-
-
-def _children(node: And | Or) -> Sequence[BoundPredicate]:
-    """The children of a node in a *bound* tree (And/Or are shared with unbound trees)."""
-    return cast("Sequence[BoundPredicate]", node.children)
-
-
-def _and(left: RowSets, right: RowSets) -> RowSets:
-    out: RowSets = {}
-    for position, rows in right.items():
-        if position not in left:
-            continue
-        mine = left[position]
-        both = rows if mine is None else (mine if rows is None else mine & rows)
-        if both is None or both:
-            out[position] = both
-    return out
-
-
-def _or(left: RowSets, right: RowSets) -> RowSets:
-    out = dict(left)
-    for position, rows in right.items():
-        if position not in out:
-            out[position] = rows
-        else:
-            mine = out[position]
-            out[position] = None if mine is None or rows is None else mine | rows
-    return out
 
 
 def _and_share(node: And, parts: list[np.ndarray]) -> np.ndarray:

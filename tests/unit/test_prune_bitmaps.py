@@ -40,13 +40,15 @@ KINDS = {
 
 
 def _run(
-    tables, predicates, specs, row_level="auto", exact_rows=False, dense=True
+    tables, predicates, specs, row_level="auto", exact_rows=False, dense=True, restrict=False
 ) -> list[tuple[str, set[str], set[str]]]:
     """Per predicate: the files holding a match (DuckDB) and the files kept. Rows
     and row groups (3 rows each) are checked on the way: every matching row is
     among a kept file's rows and its row group among its row groups, and exactly
     those with ``exact_rows``. ``dense=False`` combines row sets file by file
-    only, so both walks answer (skipindex.pruning.evaluate.DENSE_WALK)."""
+    only, so both walks answer (skipindex.pruning.evaluate.DENSE_WALK); ``restrict``
+    runs the row-level pass on the files left alive alone, however many they are
+    (evaluate.RESTRICT_BELOW), as it does where few are left."""
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)
@@ -55,7 +57,11 @@ def _run(
         for p, rows_by_file in zip(
             predicates, duckdb_matching_row_groups(paths, predicates, group_rows=1), strict=True
         ):
-            with mock.patch.object(evaluate, "DENSE_WALK", dense):
+            restrict_below = 1 << 40 if restrict else evaluate.RESTRICT_BELOW
+            with (
+                mock.patch.object(evaluate, "DENSE_WALK", dense),
+                mock.patch.object(evaluate, "RESTRICT_BELOW", restrict_below),
+            ):
                 result = si.prune(str(root / "t"), p, row_level=row_level)
             kept = {Path(f).name: f for f in result.files}
             _check_rows(p, result, kept, rows_by_file, exact_rows)
@@ -92,14 +98,15 @@ def _check_rows(predicate, result, kept, rows_by_file, exact) -> None:
     exact_kind=st.sampled_from([si.BitSlicedBitmap, si.EqualityBitmap]),
     dense=st.booleans(),
     row_level=st.sampled_from(["auto", "always"]),
+    restrict=st.booleans(),
 )
 def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
-    tables, predicates, exact_kind, dense, row_level
+    tables, predicates, exact_kind, dense, row_level, restrict
 ):
     """With the default arguments too: exactness is what the default gives."""
     specs = [exact_kind(c) for c in COLUMNS]
     exact_rows = row_level == "always"  # "auto" may leave a sure file's rows unnarrowed
-    runs = _run(tables, predicates, specs, row_level, exact_rows=exact_rows, dense=dense)
+    runs = _run(tables, predicates, specs, row_level, exact_rows, dense, restrict)
     for predicate, matching, kept in runs:
         assert kept == matching, predicate
 
@@ -170,9 +177,10 @@ def test_a_file_kept_from_a_sample_of_its_rows_holds_a_match(tables, predicates,
     ),
     row_level=st.sampled_from(["auto", "always", "estimate"]),
     dense=st.booleans(),
+    restrict=st.booleans(),
 )
 def test_any_mixture_of_kinds_never_drops_a_matching_file(
-    tables, predicates, choice, row_level, dense
+    tables, predicates, choice, row_level, dense, restrict
 ):
     specs = [
         KINDS[k](c)
@@ -182,7 +190,8 @@ def test_any_mixture_of_kinds_never_drops_a_matching_file(
     ]
     if not specs:
         specs = [si.MinMax("i")]
-    for predicate, matching, kept in _run(tables, predicates, specs, row_level, dense=dense):
+    runs = _run(tables, predicates, specs, row_level, dense=dense, restrict=restrict)
+    for predicate, matching, kept in runs:
         assert matching <= kept, f"{predicate}: dropped {sorted(matching - kept)}"
 
 
