@@ -46,6 +46,7 @@ from skipindex.layout.cluster import ClusterReport, cluster
 from skipindex.maintain.advice import apply_advice
 from skipindex.maintain.service import MaintainReport, maintain, table_changed
 from skipindex.pruning.prune import PruneResult, prune
+from skipindex.pruning.table import Table
 from skipindex.reading.read import read
 from skipindex.sql.catalog import register
 from skipindex.sql.plan import SqlPlan
@@ -82,6 +83,7 @@ __all__ = [
     "SkipIndexError",
     "PlanningPolicy",
     "SqlPlan",
+    "Table",
     "Suggestion",
     "TableChangedError",
     "UnknownColumnError",

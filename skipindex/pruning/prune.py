@@ -8,24 +8,22 @@ path, size and mtime; every other file is kept.
 
 from __future__ import annotations
 
-import os
 import time
 import warnings
 from collections import Counter, defaultdict
-from dataclasses import dataclass, replace
-from datetime import tzinfo
-from typing import TYPE_CHECKING, Literal, TypeAlias, cast
+from dataclasses import replace
+from functools import partial
+from typing import Literal, cast
 
 import numpy as np
 import pyarrow as pa
 
 from skipindex.column_paths import column_key, split_name
-from skipindex.errors import IndexCorruptError, InvalidPredicateError
+from skipindex.errors import IndexCorruptError
 from skipindex.expressions import prepare
 from skipindex.expressions.calls import is_expression_field
 from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, Call, children_of
 from skipindex.expressions.sql import expression_operand
-from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.pruning.batches import batch_key, cached_batch, new_batch, settle
@@ -33,33 +31,30 @@ from skipindex.pruning.coverage import covered_files, listing_positions
 from skipindex.pruning.deleted_rows import DELETED, live_rows
 from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
 from skipindex.pruning.iceberg import by_field_id, planned, snapshot_view
+from skipindex.pruning.listed import Listed, list_table
 from skipindex.pruning.partition_index import partition_index
-from skipindex.pruning.result import PruneResult
+from skipindex.pruning.result import LazyPaths, PruneResult
 from skipindex.pruning.row_groups import kept_rows
+from skipindex.pruning.session import Session, Where
 from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
 from skipindex.store.damage import repairable
-from skipindex.store.iceberg import AsOf, snapshot_as_of
-from skipindex.store.location import (
-    CatalogSpec,
-    Listing,
-    StorageOptions,
-    TableLocation,
-    TablePath,
-    locate,
-)
+from skipindex.store.iceberg import AsOf
+from skipindex.store.location import CatalogSpec, Listing, StorageOptions, TableLocation, TablePath
 from skipindex.store.manifest import Manifest, load_latest, manifest_versions
 from skipindex.store.partitions import logged_partitions, table_partitions
 from skipindex.store.segments import read_segments
-from skipindex.store.swaps import settled_listing
 
-__all__ = ["OnDamaged", "PruneResult", "RowLevel", "Where", "prune"]
+__all__ = [
+    "OnDamaged",
+    "PruneResult",
+    "RowLevel",
+    "Where",
+    "check_options",
+    "prune",
+    "prune_listed",
+]
 
-if TYPE_CHECKING:
-    from pyspark.sql import Column
-
-# A Spark SQL boolean expression, or a PySpark Column (classic or Spark Connect).
-Where: TypeAlias = "str | Column"
 # What prune does with an index it cannot read: raise IndexCorruptError, or keep
 # every file with a warning.
 OnDamaged = Literal["raise", "keep"]
@@ -107,65 +102,63 @@ def prune(
     snapshot current at that time (an aware datetime, ISO 8601 with an offset,
     or epoch milliseconds).
     """
-    if on_damaged not in ("raise", "keep"):
-        raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
-    if row_level not in ROW_LEVELS:
-        choices = ", ".join(repr(r) for r in ROW_LEVELS)
-        raise ValueError(f"row_level must be one of {choices}, not {row_level!r}")
     started = time.perf_counter()
-    zone_text = time_zone or _column_session_zone(where) or default_time_zone()
-    try:
-        zone = zone_named(zone_text)
-    except ValueError as exc:
-        raise InvalidPredicateError(f"time_zone: {exc}") from None
-    session = _Session(zone, zone_text, case_sensitive, row_level)
-    if as_of is not None:
-        snapshot_id = snapshot_as_of(os.fspath(path), catalog, as_of, snapshot_id)
-    location = locate(path, storage_options, catalog=catalog, snapshot_id=snapshot_id)
-    listing, swapping = settled_listing(location, location.list_table(), location.list_table)
+    check_options(on_damaged, row_level)
+    listed = list_table(path, storage_options, catalog, snapshot_id, as_of)
+    return prune_listed(
+        listed,
+        where,
+        time_zone=time_zone,
+        case_sensitive=case_sensitive,
+        on_damaged=on_damaged,
+        row_level=row_level,
+        started=started,
+    )
+
+
+def prune_listed(
+    listed: Listed,
+    where: Where,
+    *,
+    time_zone: str | None = None,
+    case_sensitive: bool | None = None,
+    on_damaged: OnDamaged = "raise",
+    row_level: RowLevel = "auto",
+    started: float | None = None,
+) -> PruneResult:
+    """:func:`prune` over the files ``listed`` holds."""
+    check_options(on_damaged, row_level)
+    started = time.perf_counter() if started is None else started
+    session = Session.of(where, time_zone, case_sensitive, row_level)
+    location, listing = listed.location, listed.listing
     try:
         result = _prune_latest(location, listing, where, session, started)
     except IndexCorruptError as exc:
         if on_damaged == "raise":
             with repairable(location.user_root):
                 raise
-        warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=2)
+        warnings.warn(f"skipindex: {exc}; keeping every file", stacklevel=3)
         result = _keep_all(location, listing, where, started, f"{exc}; kept every file")
-    result = replace(result, not_parquet=listing.not_parquet, swapping=swapping)
+    result = replace(result, not_parquet=listing.not_parquet, swapping=listed.swapping)
     iceberg = location.iceberg.name if location.iceberg is not None else None
     query_log.record(location.user_root, iceberg, result)  # when enabled; never raises
     return result
 
 
-def _column_session_zone(where: Where) -> str | None:
-    """A PySpark Column's literals mean what its session makes of them: that
-    session's zone (pyspark is already imported when a Column exists)."""
-    if isinstance(where, str) or not type(where).__module__.startswith("pyspark"):
-        return None
-    if ".connect." in type(where).__module__:
-        from pyspark.sql.connect.session import SparkSession
-    else:
-        from pyspark.sql import SparkSession  # type: ignore[assignment]
-
-    session = SparkSession.getActiveSession()
-    return str(session.conf.get("spark.sql.session.timeZone")) if session is not None else None
-
-
-@dataclass(frozen=True)
-class _Session:
-    """What a Spark session's settings make of a predicate."""
-
-    zone: tzinfo
-    zone_text: str
-    case_sensitive: bool | None
-    row_level: RowLevel = "auto"  # not a session setting: how hard to look
+def check_options(on_damaged: OnDamaged, row_level: RowLevel) -> None:
+    """Refuse an option value before any work is done."""
+    if on_damaged not in ("raise", "keep"):
+        raise ValueError(f"on_damaged must be 'raise' or 'keep', not {on_damaged!r}")
+    if row_level not in ROW_LEVELS:
+        choices = ", ".join(repr(r) for r in ROW_LEVELS)
+        raise ValueError(f"row_level must be one of {choices}, not {row_level!r}")
 
 
 def _prune_latest(
     location: TableLocation,
     listing: Listing,
     where: Where,
-    session: _Session,
+    session: Session,
     started: float,
 ) -> PruneResult:
     """Prune against the newest version. A concurrent build may commit and clean
@@ -188,7 +181,7 @@ def _prune(
     manifest: Manifest,
     listing: Listing,
     where: Where,
-    session: _Session,
+    session: Session,
     started: float,
 ) -> PruneResult:
     view = manifest.spark_view
@@ -241,11 +234,13 @@ def _prune(
         )
         indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
-    listed_at = listing_positions(len(segments), covered, positions)
+    listed_at = None  # per segment row, its file's place in the listing (partitions need it)
     for partition in partitions:
         key = column_key((partition.name,))
         if key not in columns:
             continue
+        if listed_at is None:
+            listed_at = listing_positions(len(segments), covered, positions)
         if partition.type is None:
             notes.append(f"partition column {partition.name}: {partition.why}; might match")
             continue
@@ -309,7 +304,7 @@ def _prune(
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
         deleted=_deleted_of(location, listing, kept_in_order),
         listed_bytes=int(listing.sizes.sum()),
-        skipped_files=location.user_paths(listing, listing.in_order(np.flatnonzero(~keep))),
+        skipped_paths=LazyPaths(partial(location.user_paths, listing, np.flatnonzero(~keep))),
     )
 
 

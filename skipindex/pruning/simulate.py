@@ -17,8 +17,9 @@ from dataclasses import replace
 
 from skipindex.errors import InvalidSpecError
 from skipindex.expressions.timezones import zone_named
-from skipindex.pruning.prune import _prune, _Session
+from skipindex.pruning.prune import _prune
 from skipindex.pruning.result import PruneResult
+from skipindex.pruning.session import Session
 from skipindex.store.location import TablePath, locate
 from skipindex.store.manifest import IndexDef, load_latest
 
@@ -50,5 +51,5 @@ def kept_with(
     wanted = set(indexes)
     subset = tuple(d for d in manifest.indexes if (d.column, d.kind) in wanted)
     manifest = replace(manifest, indexes=subset)
-    session = _Session(zone_named(time_zone), time_zone, case_sensitive, "auto")
+    session = Session(zone_named(time_zone), time_zone, case_sensitive, "auto")
     return _prune(location, manifest, location.list_table(), where, session, started)
