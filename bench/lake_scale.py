@@ -1,0 +1,186 @@
+"""Planning at lake scale: prune latency and memory from 10^4 to 10^6 files.
+
+Tables of many 100-row files (bench/data.py's sample of SF1 lineitem sorted by
+l_shipdate; the million-file table is the 100,000 files each hard-linked ten
+times under new names, its index the 100,000 files' rows copied per link, as
+bench/scale.py makes them). Per table and predicate:
+
+* ``prune()`` warm: ``si.prune(path, where)`` in a process that pruned before;
+  it lists the table every time (a stat per file), as it must to see new files;
+* ``Table`` warm: ``si.Table(path).prune(where)``, the listing held between
+  prunes as a Spark DataFrame holds its own (refresh() lists again);
+* cold: a fresh process, ``import skipindex`` + ``si.prune``, and its peak RSS.
+
+Medians; the machine is shared and noisy, so the figures move by tens of percent.
+Not measured here yet: 10^7 files (synthesised index), refresh at scale, and
+pyiceberg's planning of the same files.
+
+    ./dev python bench/lake_scale.py            # bench/LAKE_SCALE.md, bench/lake_scale.json
+    ./dev python bench/lake_scale.py --plot     # and bench/lake_scale.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import data  # noqa: E402
+import scale  # noqa: E402
+from measure import mb, median, ms, secs  # noqa: E402
+from runners import ReplicaRunner, ensure_index  # noqa: E402
+
+import skipindex as si  # noqa: E402
+
+SELECTIVE = "l_shipdate BETWEEN DATE '1995-06-01' AND DATE '1995-06-03'"
+PREDICATES = {
+    "min-max": SELECTIVE,
+    "min-max + equality bitmap": f"{SELECTIVE} AND l_shipmode = 'AIR'",
+    "Bloom": "l_partkey = 4242",
+    "3-condition bitmaps": "l_shipmode = 'AIR' AND l_quantity = 1 AND l_discount = 0.00",
+}
+# The million-file table indexes l_shipdate and l_shipmode only (scale._million_specs).
+MILLION_PREDICATES = ("min-max", "min-max + equality bitmap")
+
+COLD = """
+import json, sys, time
+started = time.perf_counter()
+import skipindex as si
+result = si.prune(sys.argv[1], sys.argv[2])
+done = time.perf_counter()
+with open("/proc/self/status") as f:
+    hwm = next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM"))
+print(json.dumps({"seconds": done - started, "hwm": hwm, "kept": result.kept}))
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plot", action="store_true", help="draw bench/lake_scale.png")
+    parser.add_argument("--runs", type=int, default=5, help="warm prunes per measurement")
+    args = parser.parse_args(argv)
+    rows = []
+    for count, table in _tables():
+        names = MILLION_PREDICATES if count >= 1_000_000 else tuple(PREDICATES)
+        started = time.perf_counter()
+        held = si.Table(str(table))
+        opened = time.perf_counter() - started
+        for name in names:
+            where = PREDICATES[name]
+            result = held.prune(where)
+            plain = si.prune(str(table), where)
+            assert plain.files == result.files, f"{name}: a held table answered otherwise"
+            row = {
+                "files": count,
+                "predicate": name,
+                "kept": result.kept,
+                "open_s": opened,
+                "table_warm_s": median(_times(lambda w=where: held.prune(w), args.runs)),
+                "prune_warm_s": median(_times(lambda w=where: si.prune(str(table), w), 3)),
+            }
+            colds = [_cold(table, where) for _ in range(3)]
+            row["cold_s"] = median([c["seconds"] for c in colds])
+            row["cold_hwm"] = int(median([c["hwm"] for c in colds]))
+            rows.append(row)
+            print(_line(row), flush=True)
+    report = {"rows": rows}
+    (HERE / "lake_scale.json").write_text(json.dumps(report, indent=1) + "\n")
+    text = render(report)
+    (HERE / "LAKE_SCALE.md").write_text(text)
+    print(text)
+    if args.plot:
+        plot(report, HERE / "lake_scale.png")
+    return 0
+
+
+def _tables() -> list[tuple[int, Path]]:
+    out = []
+    for count in (10_000, 100_000):
+        table = data.small_files(count)
+        ensure_index(table, scale.specs())
+        out.append((count, table))
+    million = data.replicated(out[-1][1], 10)
+    ensure_index(million, scale._million_specs(), ReplicaRunner(out[-1][1]))
+    out.append((1_000_000, million))
+    return out
+
+
+def _times(action: Callable[[], Any], runs: int) -> list[float]:
+    action()  # warm-up
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def _cold(table: Path, where: str) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, "-c", COLD, str(table), where], capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def _line(row: dict[str, Any]) -> str:
+    return (
+        f"{row['files']:>9,} {row['predicate']:<28} kept {row['kept']:>9,}  "
+        f"Table {ms(row['table_warm_s'])} ms  prune() {ms(row['prune_warm_s'])} ms  "
+        f"cold {secs(row['cold_s'])} s  peak {mb(row['cold_hwm'])}"
+    )
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        "# Planning at lake scale",
+        "",
+        "`./dev python bench/lake_scale.py` (see its docstring for what each column is).",
+        "",
+        "| files | predicate | kept | Table warm ms | prune() warm ms (lists) | "
+        "Table open s (lists) | cold s (import + prune) | peak RSS (cold) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for row in report["rows"]:
+        lines.append(
+            f"| {row['files']:,} | {row['predicate']} | {row['kept']:,} | "
+            f"{ms(row['table_warm_s'])} | {ms(row['prune_warm_s'])} | {secs(row['open_s'])} | "
+            f"{secs(row['cold_s'])} | {mb(row['cold_hwm'])} |"
+        )
+    lines += ["", *(f"- {name}: `{where}`" for name, where in PREDICATES.items()), ""]
+    return "\n".join(lines)
+
+
+def plot(report: dict[str, Any], target: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.8))
+    for name in PREDICATES:
+        rows = [r for r in report["rows"] if r["predicate"] == name]
+        if not rows:
+            continue
+        files = [r["files"] for r in rows]
+        ax.plot(files, [r["table_warm_s"] * 1000 for r in rows], "o-", label=f"Table: {name}")
+        ax.plot(files, [r["prune_warm_s"] * 1000 for r in rows], "x--", label=f"prune(): {name}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("files in the table")
+    ax.set_ylabel("warm prune, ms")
+    ax.set_title("Prune latency by table size: listing held (Table) or listed per call")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(target, dpi=110)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
