@@ -24,6 +24,7 @@ Refused, never pruned: files outside the table root (shallow clones).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -47,12 +48,14 @@ __all__ = [
     "delta_table",
     "delta_version",
     "is_delta",
+    "latest_version",
 ]
 
 DELTA_LOG = "_delta_log"
 COLUMN_ID = b"delta.columnMapping.id"
 PHYSICAL_NAME = b"delta.columnMapping.physicalName"
 FIELD_ID = b"PARQUET:field_id"  # how Parquet (and Arrow's reader) carry a field id
+_COMMIT = re.compile(r"(\d{20})\.json")
 
 
 def is_delta(fs: Any, root: str) -> bool:
@@ -73,9 +76,25 @@ class DeltaFiles:
     id_schema: pa.Schema | None = None
 
 
-def delta_files(uri: str, user_root: str, options: dict[str, str]) -> DeltaFiles:
-    """Every active file of the current snapshot, with its partition values."""
-    table = _open(uri, user_root, options)
+def latest_version(fs: Any, root: str) -> int | None:
+    """The newest version the log holds a commit for (its greatest
+    ``<version>.json``), found by listing ``_delta_log`` alone; None where the
+    log cannot be listed so. A version never changes once written, so what is
+    read of it may be kept by that number."""
+    try:
+        infos = fs.get_file_info(pafs.FileSelector(f"{root}/{DELTA_LOG}"))
+    except (OSError, pa.ArrowException):
+        return None
+    versions = [int(m.group(1)) for i in infos if (m := _COMMIT.fullmatch(i.base_name))]
+    return max(versions, default=None)
+
+
+def delta_files(
+    uri: str, user_root: str, options: dict[str, str], version: int | None = None
+) -> DeltaFiles:
+    """Every active file of the snapshot at ``version`` (default: the current
+    one), with its partition values."""
+    table = _open(uri, user_root, options, version)
     adds = pa.table(table.get_add_actions(flatten=False))
     # The log holds each path as a URI: "a%20b" names the folder "a b".
     paths = [unquote(p) for p in adds.column("path").to_pylist()]
@@ -196,8 +215,9 @@ def delta_table(uri: str, user_root: str, options: dict[str, str]) -> Any:
     return _open(uri, user_root, options)
 
 
-def _open(uri: str, user_root: str, options: dict[str, str]) -> Any:
-    """The Delta table's current snapshot (a ``deltalake.DeltaTable``)."""
+def _open(uri: str, user_root: str, options: dict[str, str], version: int | None = None) -> Any:
+    """The Delta table's snapshot at ``version``, by default its current one (a
+    ``deltalake.DeltaTable``)."""
     try:
         from deltalake import DeltaTable
     except ImportError:
@@ -206,6 +226,6 @@ def _open(uri: str, user_root: str, options: dict[str, str]) -> Any:
             "the deltalake package: pip install 'skipindex[delta]'"
         ) from None
     try:
-        return DeltaTable(uri, storage_options=_delta_options(options) or None)
+        return DeltaTable(uri, version=version, storage_options=_delta_options(options) or None)
     except Exception as exc:  # deltalake raises its own TableNotFoundError, DeltaError...
         raise NotATableError(f"cannot read the Delta log of {user_root}: {exc}") from exc

@@ -65,6 +65,13 @@ class Listing:
     def __len__(self) -> int:
         return len(self.paths)
 
+    @property
+    def nbytes(self) -> int:
+        """About what holding the listing costs (what a cache counts)."""
+        deleted = sum(int(rows.nbytes) for rows in self.deleted.values())
+        values = 0 if self.partition_values is None else int(self.partition_values.nbytes)
+        return int(self.paths.nbytes + self.sizes.nbytes + self.mtimes_ms.nbytes) + deleted + values
+
     @classmethod
     def of(
         cls,

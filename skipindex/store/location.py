@@ -23,7 +23,8 @@ from skipindex.errors import (
     UnsupportedTableError,
 )
 from skipindex.spark.partitions import partition_names
-from skipindex.store.delta import delta_files, delta_partition_names, is_delta
+from skipindex.store.cache import batch_cache
+from skipindex.store.delta import delta_files, delta_partition_names, is_delta, latest_version
 from skipindex.store.iceberg import CatalogSpec, IcebergSource, is_iceberg_folder, open_iceberg
 from skipindex.store.iceberg import iceberg_files as _iceberg_files
 from skipindex.store.listing import DataFile, Listing, is_hidden, list_folder_tree
@@ -105,10 +106,9 @@ class TableLocation:
         table: the files of its current snapshot."""
         return self.list_table().files()
 
-    def list_table(self) -> Listing:
-        """The data files as :meth:`list_data_files` finds them, in listing order,
-        and the files left out because their extension says they are not Parquet
-        (``notes.txt``, ``export.csv``): Spark would fail on them."""
+    def require_folder(self) -> None:
+        """Raise NotATableError unless the table's root is a folder (one call,
+        where listing a million files takes seconds)."""
         info = self.fs.get_file_info(self.root)
         if info.type == pafs.FileType.NotFound:
             raise NotATableError(f"table path does not exist: {self.user_root}")
@@ -117,6 +117,12 @@ class TableLocation:
                 f"table path is not a directory: {self.user_root} "
                 "(point skipindex at the folder that holds the Parquet files)"
             )
+
+    def list_table(self) -> Listing:
+        """The data files as :meth:`list_data_files` finds them, in listing order,
+        and the files left out because their extension says they are not Parquet
+        (``notes.txt``, ``export.csv``): Spark would fail on them."""
+        self.require_folder()
         if self.iceberg is not None:
             found = _iceberg_files(self.iceberg, self.user_root)
             return Listing.of(
@@ -124,13 +130,7 @@ class TableLocation:
                 deleted=found.deleted,
             )
         if is_delta(self.fs, self.root):
-            snapshot = delta_files(self.uri, self.user_root, dict(self.options))
-            return Listing.of(
-                (DataFile(_contained(path), *rest) for path, *rest in snapshot.files),
-                partition_values=snapshot.partition_values,
-                deleted=snapshot.deleted,
-                id_schema=snapshot.id_schema,
-            )
+            return self._delta_listing()
         if is_iceberg_folder(self.fs, self.root):
             raise UnsupportedTableError(
                 f"{self.user_root} is an Iceberg table (its metadata/ folder says so): read as "
@@ -138,6 +138,26 @@ class TableLocation:
                 "files); name it by its catalog (catalog='...') or by its metadata.json"
             )
         return list_folder_tree(self.fs, self.root)
+
+    def _delta_listing(self) -> Listing:
+        """The files of the Delta table's newest snapshot, kept per version: a
+        version never changes, and reading a million files' log (and naming each
+        file) costs seconds where listing the log's folder costs milliseconds."""
+        version = latest_version(self.fs, self.root)
+        key = ("delta-listing", self.uri, str(version))
+        found = batch_cache.get(key) if version is not None else None
+        if isinstance(found, Listing):
+            return found
+        snapshot = delta_files(self.uri, self.user_root, dict(self.options), version)
+        listing = Listing.of(
+            (DataFile(_contained(path), *rest) for path, *rest in snapshot.files),
+            partition_values=snapshot.partition_values,
+            deleted=snapshot.deleted,
+            id_schema=snapshot.id_schema,
+        )
+        if version is not None:
+            batch_cache.put(key, listing)
+        return listing
 
 
 def locate(
