@@ -142,10 +142,10 @@ def build_with(
     """:func:`build_index` with an explicit way of running the index tasks."""
     started = time.perf_counter()
     location = locate(path, storage_options, catalog=catalog)
-    listing = location.list_data_files()  # a missing path fails before anything is written
+    location.require_folder()  # a missing path fails before anything is written
     build_id = vacuum.new_build_id()
     with repairable(location.user_root):
-        chosen = _choose(location, specs, listing)
+        chosen = _choose(location, specs)
         if chosen:
             specs = [c.spec for c in chosen]
         with vacuum.in_flight(location, build_id):
@@ -164,13 +164,11 @@ def build_with(
     raise AssertionError("unreachable")
 
 
-def _choose(
-    location: TableLocation, specs: Sequence[IndexSpec] | None, listing: list[DataFile]
-) -> list[Suggestion]:
+def _choose(location: TableLocation, specs: Sequence[IndexSpec] | None) -> list[Suggestion]:
     """A first build without definitions indexes what :mod:`skipindex.indexing.suggest` picks."""
     if specs is not None or load_latest(location) is not None:
         return []
-    chosen = suggest_for(location, listing)
+    chosen = suggest_for(location, location.list_data_files())
     if not chosen:
         raise InvalidSpecError(
             f"{location.user_root} has no index yet and no column skipindex can index was "
