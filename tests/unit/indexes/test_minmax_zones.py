@@ -20,9 +20,7 @@ from tests.unit.indexes.test_bitmap_oracle import Case, cases, file_batch
 
 def _zoned(block_files: int):
     """Every batch asked by blocks of ``block_files``, whatever share of them is left."""
-    return mock.patch.multiple(
-        _zones, BLOCK_FILES=block_files, ZONED_FROM=0, ASK_BLOCKS_UP_TO=1.0
-    )
+    return mock.patch.multiple(_zones, BLOCK_FILES=block_files, ZONED_FROM=0, ASK_BLOCKS_UP_TO=1.0)
 
 
 @settings(max_examples=examples(150))
