@@ -50,8 +50,10 @@ class BitmapKind(RowLevelKind):
 
     def __init__(self, column: str, arrow_type: pa.DataType, params: dict[str, Any]) -> None:
         super().__init__(column, arrow_type, params)
-        # Kinds are made per prune, so this memo lives for one prune.
-        self._selections: dict[BoundLeaf, Selection | None] = {}
+        # Kinds are made per prune, so this memo lives for one prune; a prune may
+        # ask about several batches (groups of files, the files left alive), so
+        # each answer remembers the batch it is about.
+        self._selections: dict[BoundLeaf, tuple[FileBatch, Selection | None]] = {}
 
     def value_type(self) -> pa.DataType:
         return physical_type(self.arrow_type)
@@ -86,10 +88,12 @@ class BitmapKind(RowLevelKind):
         return found
 
     def selection(self, leaf: BoundLeaf, files: FileBatch) -> Selection | None:
-        if leaf not in self._selections:
+        found = self._selections.get(leaf)
+        if found is None or found[0] is not files:
             codes = self.file_codes(files)
-            self._selections[leaf] = select(leaf, codes.lows, codes.highs, codes.sizes)
-        return self._selections[leaf]
+            found = (files, select(leaf, codes.lows, codes.highs, codes.sizes))
+            self._selections[leaf] = found
+        return found[1]
 
     def selectivity(self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray) -> np.ndarray:
         columns = payload_columns(files)
