@@ -9,7 +9,9 @@ bench/scale.py makes them). Per table and predicate:
   it lists the table every time (a stat per file), as it must to see new files;
 * ``Table`` warm: ``si.Table(path).prune(where)``, the listing held between
   prunes as a Spark DataFrame holds its own (refresh() lists again);
-* cold: a fresh process, ``import skipindex`` + ``si.prune``, and its peak RSS.
+* cold: a fresh process, ``import skipindex`` + ``si.prune``, and its peak RSS;
+  again with ``SKIPINDEX_CACHE_BYTES`` at 256 MiB, where payloads that do not
+  fit are read and evaluated 64 MiB at a time (pruning/streamed.py).
 
 ``--refresh`` also links the million files into a scratch table with a copy of
 their index, adds 10,000 new files and builds the index again (in process, no
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -55,6 +58,8 @@ PREDICATES = {
 }
 # The million-file table indexes l_shipdate and l_shipmode only (scale._million_specs).
 MILLION_PREDICATES = ("min-max", "min-max + equality bitmap")
+
+SMALL_CACHE = 256 * 1024 * 1024
 
 COLD = """
 import json, sys, time
@@ -94,9 +99,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "table_warm_s": median(_times(partial(held.prune, where), args.runs)),
                 "prune_warm_s": median(_times(partial(si.prune, str(table), where), 3)),
             }
-            colds = [_cold(table, where) for _ in range(3)]
-            row["cold_s"] = median([c["seconds"] for c in colds])
-            row["cold_hwm"] = int(median([c["hwm"] for c in colds]))
+            for key, env in (("cold", {}), ("small", {"SKIPINDEX_CACHE_BYTES": str(SMALL_CACHE)})):
+                colds = [_cold(table, where, env) for _ in range(3)]
+                row[f"{key}_s"] = median([c["seconds"] for c in colds])
+                row[f"{key}_hwm"] = int(median([c["hwm"] for c in colds]))
             rows.append(row)
             print(_line(row), flush=True)
     report: dict[str, Any] = {"rows": rows}
@@ -125,7 +131,6 @@ def _tables() -> list[tuple[int, Path]]:
 
 def _refresh(million: Path, base: Path, new_files: int = 10_000) -> dict[str, float]:
     """Index ``new_files`` files added to a copy of the million-file table."""
-    import os
     import shutil
 
     from skipindex.indexing.build import InProcessRunner, build_with
@@ -168,9 +173,13 @@ def _times(action: Callable[[], Any], runs: int) -> list[float]:
     return times
 
 
-def _cold(table: Path, where: str) -> dict[str, Any]:
+def _cold(table: Path, where: str, env: dict[str, str]) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, "-c", COLD, str(table), where], capture_output=True, text=True, check=True
+        [sys.executable, "-c", COLD, str(table), where],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env},
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
@@ -179,7 +188,8 @@ def _line(row: dict[str, Any]) -> str:
     return (
         f"{row['files']:>9,} {row['predicate']:<28} kept {row['kept']:>9,}  "
         f"Table {ms(row['table_warm_s'])} ms  prune() {ms(row['prune_warm_s'])} ms  "
-        f"cold {secs(row['cold_s'])} s  peak {mb(row['cold_hwm'])}"
+        f"cold {secs(row['cold_s'])} s  peak {mb(row['cold_hwm'])}  "
+        f"(256 MiB cache: {secs(row['small_s'])} s, {mb(row['small_hwm'])})"
     )
 
 
@@ -190,13 +200,15 @@ def render(report: dict[str, Any]) -> str:
         "`./dev python bench/lake_scale.py` (see its docstring for what each column is).",
         "",
         "| files | predicate | kept | Table warm ms | prune() warm ms (lists) | "
-        "Table open s (lists) | cold s (import + prune) | peak RSS (cold) |",
-        "|---|---|---|---|---|---|---|---|",
+        "Table open s (lists) | cold s (import + prune) | peak RSS (cold) | "
+        "cold s, 256 MiB cache | peak RSS, 256 MiB cache |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     lines.extend(
         f"| {row['files']:,} | {row['predicate']} | {row['kept']:,} | "
         f"{ms(row['table_warm_s'])} | {ms(row['prune_warm_s'])} | {secs(row['open_s'])} | "
-        f"{secs(row['cold_s'])} | {mb(row['cold_hwm'])} |"
+        f"{secs(row['cold_s'])} | {mb(row['cold_hwm'])} | {secs(row['small_s'])} | "
+        f"{mb(row['small_hwm'])} |"
         for row in report["rows"]
     )
     lines += ["", *(f"- {name}: `{where}`" for name, where in PREDICATES.items()), ""]

@@ -36,8 +36,10 @@ from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import LazyPaths, PruneResult
 from skipindex.pruning.row_groups import kept_rows
 from skipindex.pruning.session import Session, Where
+from skipindex.pruning.streamed import PRUNE_BYTES, evaluate_groups, groups_of
 from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
+from skipindex.store.cache import batch_cache
 from skipindex.store.damage import repairable
 from skipindex.store.iceberg import AsOf
 from skipindex.store.location import CatalogSpec, Listing, StorageOptions, TableLocation, TablePath
@@ -221,17 +223,24 @@ def _prune(
     in_use = {batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
     batches = {d.field: cached_batch(location, manifest, d.field) for d in wanted}
     unread = [field for field, batch in batches.items() if batch is None]
-    segments = read_segments(location, manifest, ["row_group_rows", *unread])
+    # Payloads too large to cache are read and evaluated a group at a time.
+    in_groups = groups_of(location, manifest, unread, batch_cache.max_bytes, PRUNE_BYTES)
+    later = set(in_groups.fields) if in_groups else set()
+    read_now = [f for f in unread if f not in later]
+    segments = read_segments(location, manifest, ["row_group_rows", *read_now])
     covered, positions = covered_files(
         segments, listing, batch_key(location, manifest, "<listing>"), in_use
     )
     indexes: dict[str, list[IndexColumn]] = defaultdict(list)
     num_rows = segments.column("num_rows").to_numpy()
+    streamed = {}  # field -> (column, kind) of the payloads read group by group
     for definition in wanted:
         kind = kind_for(definition, manifest.arrow_schema)
-        batch = batches[definition.field] or new_batch(
-            location, manifest, definition.field, segments, num_rows, in_use
-        )
+        batch = batches[definition.field]
+        if definition.field in later:
+            streamed[definition.field] = (definition.column, kind)
+            continue
+        batch = batch or new_batch(location, manifest, definition.field, segments, num_rows, in_use)
         indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
     listed_at = None  # per segment row, its file's place in the listing (partitions need it)
@@ -253,7 +262,19 @@ def _prune(
             evaluated, deletions = found
             indexes[DELETED.name].append(deletions)
     try:
-        evaluation: Evaluation = evaluate(evaluated, num_rows, indexes, session.row_level)
+        evaluation: Evaluation = (
+            evaluate_groups(
+                location,
+                in_groups.groups,
+                streamed,
+                indexes,
+                evaluated,
+                num_rows,
+                session.row_level,
+            )
+            if in_groups
+            else evaluate(evaluated, num_rows, indexes, session.row_level)
+        )
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
         raise IndexCorruptError(

@@ -21,6 +21,8 @@ import skipindex as si
 from skipindex.indexes import _selection
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import evaluate
+from skipindex.pruning import prune as prune_module
+from skipindex.store.cache import batch_cache
 from tests._support import (
     duckdb_matching_row_groups,
     examples,
@@ -40,7 +42,14 @@ KINDS = {
 
 
 def _run(
-    tables, predicates, specs, row_level="auto", exact_rows=False, dense=True, restrict=False
+    tables,
+    predicates,
+    specs,
+    row_level="auto",
+    exact_rows=False,
+    dense=True,
+    restrict=False,
+    stream=False,
 ) -> list[tuple[str, set[str], set[str]]]:
     """Per predicate: the files holding a match (DuckDB) and the files kept. Rows
     and row groups (3 rows each) are checked on the way: every matching row is
@@ -48,7 +57,9 @@ def _run(
     those with ``exact_rows``. ``dense=False`` combines row sets file by file
     only, so both walks answer (skipindex.pruning.evaluate.DENSE_WALK); ``restrict``
     runs the row-level pass on the files left alive alone, however many they are
-    (evaluate.RESTRICT_BELOW), as it does where few are left."""
+    (evaluate.RESTRICT_BELOW), as it does where few are left; ``stream`` reads and
+    evaluates the payloads a segment row group at a time (pruning/streamed.py), as
+    a prune does where they exceed what the cache may hold."""
     root = Path(tempfile.mkdtemp(prefix="bitmaps-"))
     try:
         paths = write_files(root / "t", tables)
@@ -61,6 +72,8 @@ def _run(
             with (
                 mock.patch.object(evaluate, "DENSE_WALK", dense),
                 mock.patch.object(evaluate, "RESTRICT_BELOW", restrict_below),
+                mock.patch.object(prune_module, "PRUNE_BYTES", 0),
+                mock.patch.object(batch_cache, "max_bytes", 0 if stream else batch_cache.max_bytes),
             ):
                 result = si.prune(str(root / "t"), p, row_level=row_level)
             kept = {Path(f).name: f for f in result.files}
@@ -99,14 +112,15 @@ def _check_rows(predicate, result, kept, rows_by_file, exact) -> None:
     dense=st.booleans(),
     row_level=st.sampled_from(["auto", "always"]),
     restrict=st.booleans(),
+    stream=st.booleans(),
 )
 def test_exact_bitmaps_keep_exactly_the_files_holding_a_match(
-    tables, predicates, exact_kind, dense, row_level, restrict
+    tables, predicates, exact_kind, dense, row_level, restrict, stream
 ):
     """With the default arguments too: exactness is what the default gives."""
     specs = [exact_kind(c) for c in COLUMNS]
     exact_rows = row_level == "always"  # "auto" may leave a sure file's rows unnarrowed
-    runs = _run(tables, predicates, specs, row_level, exact_rows, dense, restrict)
+    runs = _run(tables, predicates, specs, row_level, exact_rows, dense, restrict, stream)
     for predicate, matching, kept in runs:
         assert kept == matching, predicate
 
@@ -178,9 +192,10 @@ def test_a_file_kept_from_a_sample_of_its_rows_holds_a_match(tables, predicates,
     row_level=st.sampled_from(["auto", "always", "estimate"]),
     dense=st.booleans(),
     restrict=st.booleans(),
+    stream=st.booleans(),
 )
 def test_any_mixture_of_kinds_never_drops_a_matching_file(
-    tables, predicates, choice, row_level, dense, restrict
+    tables, predicates, choice, row_level, dense, restrict, stream
 ):
     specs = [
         KINDS[k](c)
@@ -190,7 +205,7 @@ def test_any_mixture_of_kinds_never_drops_a_matching_file(
     ]
     if not specs:
         specs = [si.MinMax("i")]
-    runs = _run(tables, predicates, specs, row_level, dense=dense, restrict=restrict)
+    runs = _run(tables, predicates, specs, row_level, dense=dense, restrict=restrict, stream=stream)
     for predicate, matching, kept in runs:
         assert matching <= kept, f"{predicate}: dropped {sorted(matching - kept)}"
 

@@ -12,6 +12,7 @@ import pytest
 import skipindex as si
 from skipindex.indexes.base import FileBatch
 from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning import streamed
 from skipindex.store import segments
 from skipindex.store.cache import ColumnCache
 
@@ -61,7 +62,7 @@ def _bitmap_table(root: Path) -> None:
 def test_decoded_bitmaps_are_counted_and_kept_only_within_the_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    from skipindex.indexes import _payloads
+    from skipindex.indexes import _dense, _payloads
     from skipindex.store.cache import batch_cache
 
     root = tmp_path / "t"
@@ -80,7 +81,11 @@ def test_decoded_bitmaps_are_counted_and_kept_only_within_the_budget(
     monkeypatch.setattr(_payloads, "decode", lambda data: decodes.append(data) or real(data))
     assert si.prune(str(root), where).files == warm.files
     assert decodes == []  # a warm prune decodes nothing again
-    monkeypatch.setattr(batch_cache, "max_bytes", 1)  # nothing fits: decode on every use
+    # Nothing fits: every prune reads the payloads and decodes them again (a group
+    # at a time, pruning/streamed.py), and the cache keeps none of them.
+    real_many = _dense.decode_many
+    monkeypatch.setattr(_dense, "decode_many", lambda *a: decodes.append(a) or real_many(*a))
+    monkeypatch.setattr(batch_cache, "max_bytes", 1)
     batch_cache.clear()
     for _ in range(2):
         decodes.clear()
@@ -133,6 +138,13 @@ def _payload_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(segments.pq, "read_table", spy)
+    real_group = streamed._read_group
+
+    def group_spy(location: object, group: object, fields: list[str]) -> pa.Table:
+        reads.extend(fields)
+        return real_group(location, group, fields)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(streamed, "_read_group", group_spy)  # a group at a time (streamed.py)
     return reads
 
 

@@ -1,0 +1,90 @@
+"""A prune whose payloads exceed what the cache may hold evaluates the files a
+group of SKIPINDEX_PRUNE_BYTES at a time (pruning/streamed.py): the same files,
+row groups, rows and per-condition counts as evaluating them all at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from unittest import mock
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import skipindex as si
+from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning import prune as prune_module
+from skipindex.pruning.streamed import groups_of
+from skipindex.store.cache import batch_cache, segment_cache
+from skipindex.store.location import locate
+from skipindex.store.manifest import load_latest
+
+PREDICATES = [
+    "a BETWEEN 130 AND 460 AND b = 'x3'",
+    "b IN ('x1', 'x5') OR a < 40",
+    "a % 7 = 3 AND c > 0.5",  # a function nothing answers: might match
+    "b = 'x2' AND c <= 0.1",
+    "year = 2 AND b != 'x0'",
+]
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("streamed")
+    rng = np.random.default_rng(11)
+    for number in range(24):
+        folder = root / f"year={number % 3}"
+        folder.mkdir(exist_ok=True)
+        rows = pa.table(
+            {
+                "a": np.arange(number * 25, number * 25 + 40),
+                "b": [f"x{v}" for v in rng.integers(0, 6, 40)],
+                "c": rng.random(40),
+            }
+        )
+        pq.write_table(rows, folder / f"part-{number:03d}.parquet", row_group_size=8)
+    specs = [si.MinMax("a"), si.EqualityBitmap("b"), si.BitSlicedBitmap("c"), si.Bloom("b")]
+    build_with(str(root), specs, InProcessRunner())  # four bins: four segments
+    return root
+
+
+def _prune(table: Path, where: str, grouped: bool) -> si.PruneResult:
+    segment_cache.clear()
+    batch_cache.clear()
+    room = 0 if grouped else batch_cache.max_bytes  # no room: every payload too large
+    with (
+        mock.patch.object(prune_module, "PRUNE_BYTES", 0),  # a row group at a time
+        mock.patch.object(batch_cache, "max_bytes", room),
+    ):
+        return si.prune(table, where, row_level="always")
+
+
+@pytest.mark.parametrize("where", PREDICATES)
+def test_groups_keep_what_one_pass_keeps(table: Path, where: str):
+    whole = _prune(table, where, grouped=False)
+    grouped = _prune(table, where, grouped=True)
+    assert grouped.files == whole.files
+    assert grouped.row_groups == whole.row_groups
+    assert {f: list(r) for f, r in grouped.rows.items()} == {
+        f: list(r) for f, r in whole.rows.items()
+    }
+    assert grouped.row_level_skipped == whole.row_level_skipped
+    assert [(c.condition, dict(c.ruled_out)) for c in grouped.leaves] == [
+        (c.condition, dict(c.ruled_out)) for c in whole.leaves
+    ]
+
+
+def test_groups_hold_at_most_the_budget(table: Path):
+    location = locate(table)
+    manifest = load_latest(location)
+    assert manifest is not None
+    fields = [d.field for d in manifest.indexes]
+    assert groups_of(location, manifest, fields, 1 << 40, 0) is None  # fits: one pass
+    streaming = groups_of(location, manifest, fields, 0, 0)
+    assert streaming is not None
+    assert streaming.fields == tuple(fields)
+    one_each = streaming.groups
+    assert len(one_each) > 1
+    assert [g.start for g in one_each] == list(np.cumsum([0] + [g.rows for g in one_each[:-1]]))
+    assert sum(g.rows for g in one_each) == sum(ref.files for ref in manifest.segments) == 24
