@@ -13,7 +13,7 @@ import warnings
 from collections import Counter, defaultdict
 from dataclasses import replace
 from functools import partial
-from typing import Literal, cast
+from typing import Literal
 
 import numpy as np
 import pyarrow as pa
@@ -22,11 +22,9 @@ from skipindex.column_paths import column_key, split_name
 from skipindex.errors import IndexCorruptError
 from skipindex.expressions import prepare
 from skipindex.expressions.calls import is_expression_field
-from skipindex.expressions.nodes import AnyPredicate, BoundPredicate, Call, children_of
-from skipindex.expressions.sql import expression_operand
-from skipindex.expressions.visitors import fold
 from skipindex.indexes import kind_for
 from skipindex.pruning.batches import batch_key, cached_batch, new_batch, settle
+from skipindex.pruning.columns import predicate_columns, top_level
 from skipindex.pruning.coverage import covered_files, listing_positions
 from skipindex.pruning.deleted_rows import DELETED, live_rows
 from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
@@ -212,7 +210,7 @@ def _prune(
         view.case_sensitive if session.case_sensitive is None else session.case_sensitive
     )
     bound = prepare(where, schema, case_sensitive=case_sensitive, time_zone=session.zone)
-    columns = _columns(bound)
+    columns = predicate_columns(bound)
     wanted = [
         d
         for d in manifest.indexes
@@ -321,7 +319,7 @@ def _prune(
         row_groups=groups,
         rows=rows,
         listed=listed,
-        columns=_top_level(columns, manifest),
+        columns=top_level(columns, manifest),
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
         deleted=_deleted_of(location, listing, kept_in_order),
         listed_bytes=int(listing.sizes.sum()),
@@ -350,31 +348,6 @@ def _notes(segments: pa.Table, noted: np.ndarray) -> list[str]:
     texts = segments.column("error").filter(pa.array(noted)).to_pylist()
     counts = Counter(texts)
     return [f"{n} file(s) partly not indexed (always kept for it): {t}" for t, n in counts.items()]
-
-
-def _columns(predicate: BoundPredicate) -> set[str]:
-    """The keys of the columns ``predicate`` names."""
-
-    def visit(node: AnyPredicate, parts: list[set[str]]) -> set[str]:
-        column = getattr(node, "column", None)
-        return set().union(*parts) | ({column.name} if column is not None else set())
-
-    return fold(cast(AnyPredicate, predicate), children_of, visit)
-
-
-def _top_level(columns: set[str], manifest: Manifest) -> tuple[str, ...]:
-    """The top-level columns the bound predicate reads: an expression index's
-    key reads the columns of its expression."""
-    expressions = {d.column for d in manifest.indexes if d.expression is not None}
-    names = set()
-    for column in columns:
-        if column not in expressions:
-            names.add(split_name(column)[0])
-            continue
-        operand = expression_operand(column)
-        for name in operand.columns() if isinstance(operand, Call) else ():
-            names.add(name if isinstance(name, str) else name[0])
-    return tuple(sorted(names))
 
 
 def _keep_all(
