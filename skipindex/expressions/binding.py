@@ -337,8 +337,9 @@ def _match(leaf: Match, resolver: _Resolver, resolved: BoundColumn | None = None
     pattern = leaf.pattern
     if pattern.any_value:
         return AlwaysFalse() if leaf.negated else BoundIsNull(column, negated=True)
-    bound = BoundMatch(column, pattern, leaf.negated)
-    if leaf.negated or not pattern.prefix:  # NULL never matches: min-max counts them
+    bound = BoundMatch(column, pattern, leaf.negated, leaf.case_insensitive)
+    if leaf.negated or not pattern.prefix or leaf.case_insensitive:
+        # NULL never matches: min-max counts them (a folded prefix is no range)
         return join(And, [BoundIsNull(column, negated=True), bound])
     prefix = _like(Like(leaf.column, pattern.prefix, prefix=True), resolver, column)
     return join(And, [prefix, bound])

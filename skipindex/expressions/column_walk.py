@@ -182,8 +182,9 @@ class Walker:
                 except InvalidPredicateError:
                     return Unsupported(shown(), "isnull() of an expression that is not a condition")
                 return truth_test(condition, None, name == "isnotnull", shown())
-        if name == "like" and len(args) == 2:
-            return like(self._operand(args[0]), self._operand(args[1]), shown)
+        if name in ("like", "ilike") and len(args) == 2:
+            folded = name == "ilike"
+            return like(self._operand(args[0]), self._operand(args[1]), shown, "\\", folded)
         if name == "startswith" and len(args) == 2:
             return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
         if name == "array_contains" and len(args) == 2:

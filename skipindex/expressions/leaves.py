@@ -38,6 +38,7 @@ from skipindex.expressions.nodes import (
 )
 from skipindex.expressions.patterns import (
     PatternError,
+    ascii_lower,
     contains_pattern,
     ends_with_pattern,
     parse_like,
@@ -131,26 +132,53 @@ def connect(shape: Shape, parts: list[Predicate]) -> Predicate:
 
 
 def like(
-    column: Operand, pattern: Operand, shown: Callable[[], str], escape: str = "\\"
+    column: Operand,
+    pattern: Operand,
+    shown: Callable[[], str],
+    escape: str = "\\",
+    case_insensitive: bool = False,
 ) -> Predicate:
     """``column LIKE pattern [ESCAPE escape]`` (Spark's default escape: a
     backslash): a wildcard-free text, optionally followed by ``%``, is a
     :class:`Like` leaf (an equality or a range); any other pattern a
-    :class:`Match` leaf; a pattern Spark rejects might match (Spark says why)."""
+    :class:`Match` leaf; a pattern Spark rejects might match (Spark says why).
+    ``case_insensitive``: ``ILIKE``, which Spark runs as ``lower(column) LIKE
+    lower(pattern)``: always a :class:`Match`, its pattern's ASCII letters
+    lowered (a letter as the escape would be lowered too: might match)."""
     if not is_term(column):
         return Unsupported(shown(), "LIKE needs a column")
     if not isinstance(pattern, Literal) or pattern.kind is not LiteralKind.STRING:
         return Unsupported(shown(), "LIKE needs a string literal pattern")
+    text = str(pattern.value)
+    if case_insensitive:
+        if escape.isalpha() or not escape.isascii():
+            return Unsupported(shown(), "ILIKE with a letter as its escape")
+        text = ascii_lower(text)
     try:
-        parsed = parse_like(str(pattern.value), escape)
+        parsed = parse_like(text, escape)
     except PatternError as exc:
         return Unsupported(shown(), str(exc))
     subject = cast(Term, column)
+    if case_insensitive:
+        return Match(subject, parsed, case_insensitive=True)
     if parsed.literal:
         return Like(subject, parsed.prefix, prefix=False)
     if parsed.prefix_only:
         return Like(subject, parsed.prefix, prefix=True)
     return Match(subject, parsed)
+
+
+def lowered_like(
+    call: Operand, column: Operand, pattern: Operand, shown: Callable[[], str]
+) -> Predicate:
+    """``lower(column) LIKE pattern``: what an index on the expression
+    ``lower(column)`` answers, and ``column ILIKE pattern``, which holds wherever
+    it does (a pattern's capitals only make it match more) and which indexes on
+    the column itself answer."""
+    return connect(
+        Shape.AND,
+        [like(call, pattern, shown), like(column, pattern, shown, case_insensitive=True)],
+    )
 
 
 def starts_with(column: Operand, prefix: Operand, shown: Callable[[], str]) -> Predicate:

@@ -204,15 +204,23 @@ class Like:
 class Match:
     """``column [NOT] LIKE pattern`` with wildcards inside (``'%timeout%'``,
     ``'a_c%'``), ``contains`` and ``endswith``: answered by a substring index
-    (its literal runs) and exactly by an equality bitmap's values."""
+    (its literal runs) and exactly by an equality bitmap's values.
+    ``case_insensitive``: ``column ILIKE pattern`` (``lower(column) LIKE``), the
+    pattern's ASCII letters already lowered."""
 
     column: Term
     pattern: LikePattern
     negated: bool = False
+    case_insensitive: bool = False
 
     def __str__(self) -> str:
-        text = str(self.pattern).replace("'", "''")
-        return f"{_quote(self.column)} {'NOT LIKE' if self.negated else 'LIKE'} '{text}'"
+        return _match_text(_quote(self.column), self.pattern, self.negated, self.case_insensitive)
+
+
+def _match_text(column: str, pattern: LikePattern, negated: bool, folded: bool) -> str:
+    text = str(pattern).replace("'", "''")
+    operator = "ILIKE" if folded else "LIKE"
+    return f"{column} {'NOT ' if negated else ''}{operator} '{text}'"
 
 
 @dataclass(frozen=True)
@@ -312,15 +320,15 @@ class BoundIsNull:
 
 @dataclass(frozen=True)
 class BoundMatch:
-    """``column [NOT] LIKE pattern`` on a string column (see :class:`Match`)."""
+    """``column [NOT] [I]LIKE pattern`` on a string column (see :class:`Match`)."""
 
     column: BoundColumn
     pattern: LikePattern
     negated: bool = False
+    case_insensitive: bool = False
 
     def __str__(self) -> str:
-        text = str(self.pattern).replace("'", "''")
-        return f"{self.column} {'NOT LIKE' if self.negated else 'LIKE'} '{text}'"
+        return _match_text(str(self.column), self.pattern, self.negated, self.case_insensitive)
 
 
 @dataclass(frozen=True)

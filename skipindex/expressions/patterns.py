@@ -24,9 +24,19 @@ from functools import cached_property
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["LikePattern", "PatternError", "contains_pattern", "ends_with_pattern", "parse_like"]
+__all__ = [
+    "LikePattern",
+    "PatternError",
+    "ascii_lower",
+    "contains_pattern",
+    "ends_with_pattern",
+    "parse_like",
+]
 
 _WILDCARDS = "%_"
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# What splits a lowered run into texts a value holds as they are, up to case.
+_UNFOLDABLE = re.compile(r"[ikIK]|[^\x00-\x7f]")
 
 
 class PatternError(ValueError):
@@ -61,13 +71,28 @@ class LikePattern:
 
     @property
     def any_value(self) -> bool:
-        """Only ``%`` (``'%'``, ``'%%'``): every non-NULL value matches."""
-        return not any(self.runs) and all(set(gap) == {"%"} for gap in self.gaps)
+        """Only ``%`` (``'%'``, ``'%%'``): every non-NULL value matches (the
+        empty pattern matches the empty string alone)."""
+        return bool(self.gaps) and not any(self.runs) and all(set(g) == {"%"} for g in self.gaps)
 
     @property
     def needles(self) -> tuple[str, ...]:
         """The literal runs every matching value holds, longest first."""
         return tuple(sorted({run for run in self.runs if run}, key=len, reverse=True))
+
+    @property
+    def is_ascii(self) -> bool:
+        return all(run.isascii() for run in self.runs)
+
+    @property
+    def folded_needles(self) -> tuple[str, ...]:
+        """For ``ILIKE``: the texts every matching value holds up to the case of
+        their ASCII letters. ``lower()`` makes ASCII of no other character than
+        the ASCII letters, KELVIN SIGN (``k``) and DOTTED CAPITAL I (``i`` and a
+        combining dot), so a run's ASCII stretches without ``i`` or ``k`` stand
+        in the value as they are, but for case; every other character splits them."""
+        pieces = {piece for run in self.runs for piece in _UNFOLDABLE.split(run) if piece}
+        return tuple(sorted(pieces, key=len, reverse=True))
 
     @cached_property
     def regex(self) -> str:
@@ -143,6 +168,12 @@ def contains_pattern(needle: str) -> LikePattern:
 def ends_with_pattern(suffix: str) -> LikePattern:
     """``endswith(x, suffix)``: ``x LIKE '%suffix'``."""
     return LikePattern(("", suffix), ("%",))
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` with its ASCII letters lowered, every other character as it is
+    (what Spark's ``lower`` does to ASCII text, in any locale)."""
+    return text.translate(_ASCII_LOWER)
 
 
 def _escape(text: str) -> str:

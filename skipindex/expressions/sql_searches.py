@@ -1,8 +1,9 @@
 """Searches in SQL text: LIKE, text functions and array functions.
 
-``x [NOT] LIKE p [ESCAPE 'c']``, ``startswith``, ``contains``, ``endswith``,
-``instr(x, t) > 0`` / ``locate(t, x) >= 1``, and on arrays ``array_contains``,
-``arrays_overlap(a, array(...))`` and ``exists(a, x -> x = v)``, as leaves
+``x [NOT] [I]LIKE p [ESCAPE 'c']``, ``lower(x) LIKE p``, ``startswith``,
+``contains``, ``endswith``, ``instr(x, t) > 0`` / ``locate(t, x) >= 1``, and on
+arrays ``array_contains``, ``arrays_overlap(a, array(...))`` and
+``exists(a, x -> x = v)``, as leaves
 (:mod:`skipindex.expressions.leaves`); None for any other node. ``NOT LIKE``
 comes back as the positive leaf: the caller negates it.
 """
@@ -19,6 +20,7 @@ from skipindex.expressions.leaves import (
     ends_with,
     has_element,
     like,
+    lowered_like,
     starts_with,
 )
 from skipindex.expressions.nodes import LiteralKind, Not, Predicate, Unsupported
@@ -40,9 +42,15 @@ def search_leaf(node: exp.Expression) -> Predicate | None:
     def shown() -> str:
         return node_sql(node)
 
+    if isinstance(node, exp.ILike):
+        return like(operand(node.this), operand(node.expression), shown, case_insensitive=True)
+    if isinstance(node, exp.Like) and isinstance(node.this, exp.Lower):
+        return lowered_like(
+            operand(node.this), operand(node.this.this), operand(node.expression), shown
+        )
     if isinstance(node, exp.Like):
         return like(operand(node.this), operand(node.expression), shown)
-    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like):
+    if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like | exp.ILike):
         return _like_escape(node)
     text = _TEXT.get(type(node))
     if text is not None:
@@ -67,7 +75,11 @@ def _like_escape(node: exp.Escape) -> Predicate:
     if escape is None or escape.kind is not LiteralKind.STRING:
         return Unsupported(node_sql(node), "LIKE's ESCAPE needs a string literal")
     found = like(
-        operand(inner.this), operand(inner.expression), lambda: node_sql(node), str(escape.value)
+        operand(inner.this),
+        operand(inner.expression),
+        lambda: node_sql(node),
+        str(escape.value),
+        case_insensitive=isinstance(inner, exp.ILike),
     )
     return Not(found) if inner.args.get("negate") else found
 

@@ -124,10 +124,28 @@ def pattern_ranges(leaf: BoundMatch, values: pa.Array, lows: pa.Array | None) ->
     """The runs of codes whose value matches ``leaf`` (NOT LIKE: does not). A bucket
     of several values (``lows`` differ from ``values``) might hold either: it is in."""
     text = values if pa.types.is_string(values.type) else values.cast(pa.large_string())
-    hits = np.asarray(leaf.pattern.matches(text).to_numpy(zero_copy_only=False), dtype=bool)
-    if leaf.negated:
-        hits = ~hits
+    if leaf.case_insensitive:
+        hits = _folded_hits(leaf, text)
+    else:
+        hits = np.asarray(leaf.pattern.matches(text).to_numpy(zero_copy_only=False), dtype=bool)
+        if leaf.negated:
+            hits = ~hits
     if lows is not None:
         hits |= np.asarray(pc.not_equal(lows, values).to_numpy(zero_copy_only=False))
     edges = np.flatnonzero(np.diff(np.concatenate(([0], hits.view(np.int8), [0]))))
     return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _folded_hits(leaf: BoundMatch, text: pa.Array) -> np.ndarray:
+    """ILIKE over the values: ``lower(value) LIKE pattern``. Spark lowers ASCII
+    text letter by letter in every locale, so an ASCII value and an ASCII pattern
+    are decided exactly; a value or pattern with other characters might match
+    (Spark's ``lower`` of them is not modelled here)."""
+    if not leaf.pattern.is_ascii:
+        return np.ones(len(text), dtype=bool)
+    found = leaf.pattern.matches(pc.ascii_lower(text)).to_numpy(zero_copy_only=False)
+    hits = np.asarray(found, dtype=bool)
+    if leaf.negated:
+        hits = ~hits
+    ascii_only = np.asarray(pc.string_is_ascii(text).to_numpy(zero_copy_only=False), dtype=bool)
+    return np.asarray(hits | ~ascii_only, dtype=bool)

@@ -22,6 +22,8 @@ value gets an empty one-block filter: nothing matches.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -99,20 +101,58 @@ class NgramBloomKind(FileLevelKind):
         needles = self._needles(leaf) if leaf.column.name == self.column else []
         if not needles:
             return np.ones(len(files), dtype=bool)
-        hashes = hash_u64(byte_grams(pa.array(needles, pa.large_binary()), self.options.n))
         index = f"ngram_bloom index on '{self.column}'"
+        if isinstance(leaf, BoundMatch) and leaf.case_insensitive:
+            grams = _case_variants(needles, self.options.n)
+            unused = np.zeros(0, dtype=np.uint64)  # the probe holds the grams' spellings
+            return filter_verdicts(files, index, unused, _any_of_each(grams))
+        hashes = hash_u64(byte_grams(pa.array(needles, pa.large_binary()), self.options.n))
         return filter_verdicts(files, index, hashes, _sbbf.might_contain_all)
 
     def _needles(self, leaf: BoundLeaf) -> list[bytes]:
-        """The texts every matching value holds, as UTF-8, of at least ``n`` bytes."""
+        """The texts every matching value holds, as UTF-8, of at least ``n`` bytes
+        (for ILIKE: up to the case of their ASCII letters)."""
         if isinstance(leaf, BoundMatch) and not leaf.negated:
-            texts = list(leaf.pattern.needles)
+            pattern = leaf.pattern
+            texts = list(pattern.folded_needles if leaf.case_insensitive else pattern.needles)
         elif isinstance(leaf, BoundComparison) and leaf.op is Op.EQ:
             texts = [leaf.value] if isinstance(leaf.value, str) else []
         else:
             return []
         encoded = [text.encode() for text in texts]
         return [needle for needle in encoded if len(needle) >= self.options.n]
+
+
+# Case variants asked per gram at most: a gram of more ASCII letters is left out
+# (one condition fewer to hold: never a file lost).
+_MAX_VARIANTS = 64
+
+
+def _case_variants(needles: list[bytes], n: int) -> list[np.ndarray]:
+    """Per ``n``-byte gram of the needles, the hashes of its spellings in either
+    case of its ASCII letters: a value holding the needle up to case holds one
+    spelling of every gram."""
+    grams = {needle[at : at + n] for needle in needles for at in range(len(needle) - n + 1)}
+    out = []
+    for gram in sorted(grams):
+        choices = [sorted({bytes([b]), bytes([b]).upper(), bytes([b]).lower()}) for b in gram]
+        if np.prod([len(c) for c in choices]) > _MAX_VARIANTS:
+            continue
+        spellings = [b"".join(parts) for parts in itertools.product(*choices)]
+        out.append(hash_u64(byte_grams(pa.array(spellings, pa.large_binary()), n)))
+    return out
+
+
+def _any_of_each(groups: list[np.ndarray]) -> Callable[[_sbbf.Filters, np.ndarray], np.ndarray]:
+    """A probe: per filter, whether it may hold one hash of every group."""
+
+    def probe(filters: _sbbf.Filters, _: np.ndarray) -> np.ndarray:
+        found = np.asarray(filters.num_blocks > 0, dtype=bool)
+        for hashes in groups:
+            found &= _sbbf.might_contain(filters, hashes)
+        return found
+
+    return probe
 
 
 def byte_grams(values: pa.Array, n: int) -> np.ndarray:

@@ -65,6 +65,7 @@ _PREDICATES = (
     exp.In,
     exp.Is,
     exp.Like,
+    exp.ILike,
     exp.Escape,
 )
 _VALUES = (

@@ -112,7 +112,18 @@ def join_shape(select: exp.Select) -> JoinShape:
     return shape
 
 
-_REJECTING = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.In, exp.Between, exp.Like)
+_REJECTING = (
+    exp.EQ,
+    exp.NEQ,
+    exp.GT,
+    exp.GTE,
+    exp.LT,
+    exp.LTE,
+    exp.In,
+    exp.Between,
+    exp.Like,
+    exp.ILike,
+)
 
 
 def _null_rejected(select: exp.Select) -> set[str]:

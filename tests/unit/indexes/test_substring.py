@@ -213,3 +213,69 @@ def test_contains_endswith_and_instr_are_substring_patterns(tmp_path: Path):
     assert _kept(tmp_path, "s LIKE '%30s!%%' ESCAPE '!'") == set()  # '30s%': no file
     explained = si.prune(str(tmp_path), "s LIKE '%timeout%'", time_zone="UTC").explain()
     assert "ngram_bloom ruled out 2 files" in explained  # b, and c (NULL only)
+
+
+# --------------------------------------------------------------------------- ILIKE
+
+# Capitals, and the characters lower() turns into ASCII (KELVIN SIGN -> k, DOTTED
+# CAPITAL I -> i and a combining dot) or that only look like it (dotless i).
+_CASES = st.sampled_from(
+    ["a", "B", "k", "K", "i", "I", "\u212a", "\u0130", "\u0131", "é", "É", " "]
+)
+_CASED_VALUES = st.text(_CASES, max_size=8)
+_CASED_PATTERNS = st.lists(st.one_of(_CASES, st.sampled_from(["%", "_"])), max_size=6).map("".join)
+
+
+@settings(max_examples=examples(40))
+@given(
+    files=st.lists(
+        st.lists(st.one_of(st.none(), _CASED_VALUES), max_size=6), min_size=1, max_size=4
+    ),
+    tests=st.lists(st.tuples(_CASED_PATTERNS, st.booleans()), min_size=1, max_size=6),
+    n=st.integers(1, 3),
+)
+def test_ilike_keeps_every_file_lower_finds_a_match_in(
+    tmp_path_factory: pytest.TempPathFactory,
+    files: list[list[str | None]],
+    tests: list[tuple[str, bool]],
+    n: int,
+):
+    """Spark runs ``s ILIKE p`` as ``lower(s) LIKE lower(p)``; Python's lower()
+    agrees with Java's on these characters (KELVIN SIGN and DOTTED CAPITAL I
+    included). Equality bitmaps are exact where values and pattern are ASCII."""
+    root = tmp_path_factory.mktemp("t")
+    for at, values in enumerate(files):
+        pq.write_table(pa.table({"s": pa.array(values, pa.string())}), root / f"f{at}.parquet")
+    build_with(str(root), [si.NgramBloom("s", n=n), si.MinMax("s")], InProcessRunner())
+    exact = tmp_path_factory.mktemp("e")
+    for path in root.glob("*.parquet"):
+        (exact / path.name).write_bytes(path.read_bytes())
+    build_with(str(exact), [si.EqualityBitmap("s")], InProcessRunner())
+    ascii_only = pattern_ascii = True
+    for pattern, negated in tests:
+        for where in (
+            f"s {'NOT ' if negated else ''}ILIKE {_sql(pattern)}",
+            f"{'NOT ' if negated else ''}lower(s) LIKE {_sql(pattern)}",
+        ):
+            lowered = pattern.lower() if "ILIKE" in where else pattern
+            holding = {
+                f"f{at}"
+                for at, values in enumerate(files)
+                if any(v is not None and like_oracle(v.lower(), lowered) != negated for v in values)
+            }
+            assert holding <= _kept(root, where), where
+            by_values = _kept(exact, where)
+            assert holding <= by_values, where
+            ascii_only = all(v is None or v.isascii() for f in files for v in f)
+            pattern_ascii = pattern.isascii()
+            if ascii_only and pattern_ascii and "ILIKE" in where:
+                assert by_values == holding, where  # exact on ASCII
+
+
+def test_ilike_asks_for_any_case_of_each_gram(tmp_path: Path):
+    for name, text in [("upper", "KERNEL PANIC"), ("mixed", "kErNeL pAnIc"), ("other", "kernel")]:
+        pq.write_table(pa.table({"s": [text, "x"]}), tmp_path / f"{name}.parquet")
+    build_with(str(tmp_path), [si.NgramBloom("s", n=3)], InProcessRunner())
+    assert _kept(tmp_path, "s ILIKE '%kernel panic%'") == {"upper", "mixed"}
+    assert _kept(tmp_path, "s LIKE '%kernel panic%'") == set()
+    assert _kept(tmp_path, "lower(s) LIKE '%el pan%'") == {"upper", "mixed"}
