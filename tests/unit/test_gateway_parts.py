@@ -175,6 +175,37 @@ def test_expression_messages_mean_what_the_same_sql_means():
         )
 
 
+def test_search_messages_mean_what_the_same_sql_means():
+    """What a Spark Connect client sends for ``Column.contains``, ``endswith``,
+    ``like``, ``ilike`` and ``array_contains``: the gateway prunes by them as by
+    the SQL."""
+    import pyarrow as pa
+
+    schema = pa.schema([("s", pa.string()), ("tags", pa.list_(pa.string()))])
+    s, tags = _column("s"), _column("tags")
+    cases = [
+        (_call("contains", s, _literal(string="time")), "contains(s, 'time')"),
+        (_call("endswith", s, _literal(string="out")), "endswith(s, 'out')"),
+        (_call("like", s, _literal(string="%a_b%")), "s LIKE '%a_b%'"),
+        (_call("ilike", s, _literal(string="%Kernel%")), "s ILIKE '%Kernel%'"),
+        (_call("not", _call("ilike", s, _literal(string="x%"))), "s NOT ILIKE 'x%'"),
+        (
+            _call("array_contains", tags, _literal(string="urgent")),
+            "array_contains(tags, 'urgent')",
+        ),
+    ]
+    for message, sql in cases:
+        bound = prepare(message, schema, time_zone="UTC")
+        assert bound == prepare(sql, schema, time_zone="UTC"), sql
+        assert not _unsupported(bound), sql
+
+
+def _unsupported(node: object) -> bool:
+    from skipindex.expressions.nodes import Unsupported, children_of
+
+    return isinstance(node, Unsupported) or any(_unsupported(c) for c in children_of(node))
+
+
 def test_an_unknown_expression_might_match():
     import pyarrow as pa
 
