@@ -11,13 +11,15 @@ their row) are indexed again once: their values may need a wider type.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex.indexing.merging import ExpressionPayloads, attach
+from skipindex.store.listing import SortedFiles
 from skipindex.store.location import DataFile, TableLocation
 from skipindex.store.manifest import IndexDef, Manifest, SegmentRef
 from skipindex.store.segments import copy_segments, read_segments
@@ -42,7 +44,7 @@ class Plan:
 def make_plan(
     location: TableLocation,
     current: Manifest | None,
-    listing: list[DataFile],
+    listing: Sequence[DataFile],
     definitions: list[IndexDef],
     *,
     full: bool = False,
@@ -51,7 +53,7 @@ def make_plan(
     """``full``: index every file again (the recorded type of an indexed column
     changed); ``recheck_noted``: index files with a note in their row again."""
     if current is None:
-        return Plan(listing, 0, 0, 0, [], {})
+        return Plan(list(listing), 0, 0, 0, [], {})
     base = ("path", "size", "mtime_ms") + (("error",) if recheck_noted else ())
     indexed = read_segments(location, current, base=base)
     before = [d.field for d in current.indexes]
@@ -60,43 +62,69 @@ def make_plan(
         # Changed or dropped definitions: every file needs every payload again.
         listed = {f.path for f in listing}
         was = set(indexed.column("path").to_pylist())
-        return Plan(listing, 0, len(was - listed), len(was & listed), [], {})
-    keys = list(
-        zip(
-            indexed.column("path").to_pylist(),
-            indexed.column("size").to_pylist(),
-            indexed.column("mtime_ms").to_pylist(),
-            strict=True,
-        )
-    )
-    live = {(f.path, f.size, f.mtime_ms) for f in listing}
-    noted: set[tuple[str, int, int]] = set()
-    if recheck_noted:
-        notes = indexed.column("error").is_valid().to_pylist()
-        noted = {key for key, note in zip(keys, notes, strict=True) if note}
-    indexed_keys = set(keys) - noted
-    to_index: list[DataFile] = []
-    unchanged: list[DataFile] = []
-    for f in listing:
-        (unchanged if (f.path, f.size, f.mtime_ms) in indexed_keys else to_index).append(f)
-    dead = (set(keys) - live) | noted
-    live_paths: dict[str, set[str]] = {}  # segment path -> its rows' files still live
+        return Plan(list(listing), 0, len(was - listed), len(was & listed), [], {})
+    live, unchanged = _matched(indexed, listing, recheck_noted)
+    to_index = [listing[i] for i in np.flatnonzero(~unchanged).tolist()]
+    dead = ~live
+    seg_paths = indexed.column("path")
+    # A changed file's old row is replaced by its new one; the others are removed.
+    to_index_paths = {f.path for f in to_index}
+    dead_paths = set(seg_paths.filter(pa.array(dead)).to_pylist()) if dead.any() else set()
+    replaced = len(dead_paths & to_index_paths)
+    removed = int(dead.sum()) - replaced
     keep: list[SegmentRef] = []
-    touched: list[SegmentRef] = []
-    offset = 0
+    touched: list[tuple[SegmentRef, int]] = []  # and where its rows start
+    start = 0
     for ref in current.segments:
-        rows = keys[offset : offset + ref.files]
-        offset += ref.files
-        live_paths[ref.path] = {r[0] for r in rows if r not in dead}
-        (keep if dead.isdisjoint(rows) else touched).append(ref)
-    replaced = len({p for p, _, _ in dead} & {f.path for f in to_index})
-    removed = len(dead) - replaced
+        if dead[start : start + ref.files].any():
+            touched.append((ref, start))
+        else:
+            keep.append(ref)
+        start += ref.files
+
+    def live_paths(ref: SegmentRef, start: int) -> set[str]:
+        rows = seg_paths.slice(start, ref.files).filter(pa.array(live[start : start + ref.files]))
+        return set(rows.to_pylist())
+
     if not added:
-        rewrite = {r.path: live_paths[r.path] for r in touched}
-        return Plan(to_index, len(unchanged), removed, replaced, keep, rewrite)
+        rewrite = {ref.path: live_paths(ref, at) for ref, at in touched}
+        return Plan(to_index, int(unchanged.sum()), removed, replaced, keep, rewrite)
     # Added definitions: unchanged files are read for the new columns only, and
     # every segment is rewritten with the new payloads next to the old ones.
-    return Plan(to_index, 0, removed, replaced, [], live_paths, list(added), unchanged)
+    starts = np.cumsum([0] + [ref.files for ref in current.segments])[:-1].tolist()
+    segments = zip(current.segments, starts, strict=True)
+    every = {ref.path: live_paths(ref, at) for ref, at in segments}
+    extend = [listing[i] for i in np.flatnonzero(unchanged).tolist()]
+    return Plan(to_index, 0, removed, replaced, [], every, list(added), extend)
+
+
+def _matched(
+    indexed: pa.Table, listing: Sequence[DataFile], recheck_noted: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per segment row: is its file listed as indexed (same path, size and mtime,
+    and no note to index it again)? Per listed file: does such a row cover it?
+    One hash join of the paths, not a Python set of a million keys."""
+    if isinstance(listing, SortedFiles):  # arrays already: no object per file
+        paths, sizes, mtimes = listing.paths, listing.sizes, listing.mtimes_ms
+    else:
+        paths = pa.array([f.path for f in listing], pa.string())
+        sizes = np.fromiter((f.size for f in listing), dtype=np.int64, count=len(listing))
+        mtimes = np.fromiter((f.mtime_ms for f in listing), dtype=np.int64, count=len(listing))
+    at = pc.index_in(indexed.column("path"), value_set=paths)
+    listed = np.asarray(pc.fill_null(at, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    found = listed >= 0
+    where = np.where(found, listed, 0)
+    live = (
+        found
+        & (indexed.column("size").to_numpy() == sizes[where])
+        & (indexed.column("mtime_ms").to_numpy() == mtimes[where])
+    )
+    if recheck_noted:
+        noted = indexed.column("error").is_valid().to_numpy(zero_copy_only=False)
+        live &= ~np.asarray(noted, dtype=bool)
+    unchanged = np.zeros(len(listing), dtype=bool)
+    unchanged[listed[live]] = True
+    return live, unchanged
 
 
 def _live_rows(live_paths: dict[str, set[str]]) -> Callable[[SegmentRef, pa.Table], pa.Array]:
