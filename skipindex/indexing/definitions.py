@@ -226,7 +226,7 @@ class TableState:
     """The table as a build attempt sees it, and the definitions on it."""
 
     current: Manifest | None
-    listing: list[DataFile]
+    listing: Sequence[DataFile]  # sorted by path
     schema: pa.Schema  # to record (with the expressions' fields)
     first: pa.Schema  # the first file's types
     partitions: list[str]
@@ -247,7 +247,7 @@ def define_table(
     it; raises what a bad spec must raise. Without ``runner`` (no Spark yet),
     new expressions are checked but not typed."""
     current = load_latest(location)
-    listing = location.list_data_files()
+    listing = location.list_table().sorted_files()
     wanted = [c for spec in specs or () for c in spec_columns(spec)]
     schema, first = table_types(location, listing, current, wanted)
     partitions = location.partition_names(listing)
@@ -289,7 +289,9 @@ def _mapped(location: TableLocation, schema: pa.Schema) -> bool:
     )
 
 
-def _spark_schema(location: TableLocation, listing: list[DataFile], runner: Runner) -> str | None:
+def _spark_schema(
+    location: TableLocation, listing: Sequence[DataFile], runner: Runner
+) -> str | None:
     """Spark's schema of the table, for read(): a Delta table's log states it (as
     Spark's JSON); a folder's is what Spark makes of a file and its folders."""
     if location.is_delta:
