@@ -12,12 +12,11 @@ it: a build committed meanwhile covers the files it indexed.
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 from skipindex.pruning.evaluate import RowLevel
 from skipindex.pruning.listed import Listed, list_table
-from skipindex.pruning.prune import OnDamaged, check_options, prune_listed
+from skipindex.pruning.prune import OnDamaged, prune_listed
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.session import Where
 from skipindex.store.iceberg import AsOf
@@ -76,8 +75,6 @@ class Table:
     ) -> PruneResult:
         """:func:`~skipindex.prune` over the files held: the same answer as
         ``prune`` gives on a table that has not changed since it was listed."""
-        started = time.perf_counter()
-        check_options(on_damaged, row_level)
         return prune_listed(
             self._listed,
             where,
@@ -85,5 +82,4 @@ class Table:
             case_sensitive=case_sensitive,
             on_damaged=on_damaged,
             row_level=row_level,
-            started=started,
         )

@@ -170,6 +170,21 @@ def _sql(pattern: str) -> str:
     return "'" + pattern.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
+def _indexed_twice(
+    factory: pytest.TempPathFactory, files: list[list[str | None]], n: int
+) -> tuple[Path, Path]:
+    """The same files indexed twice: n-gram Blooms (and min-max), equality bitmaps."""
+    root = factory.mktemp("t")
+    for at, values in enumerate(files):
+        pq.write_table(pa.table({"s": pa.array(values, pa.string())}), root / f"f{at}.parquet")
+    build_with(str(root), [si.NgramBloom("s", n=n), si.MinMax("s")], InProcessRunner())
+    exact = factory.mktemp("e")
+    for path in root.glob("*.parquet"):
+        (exact / path.name).write_bytes(path.read_bytes())
+    build_with(str(exact), [si.EqualityBitmap("s")], InProcessRunner())
+    return root, exact
+
+
 @settings(max_examples=examples(40))
 @given(
     files=st.lists(st.lists(st.one_of(st.none(), _VALUES), max_size=6), min_size=1, max_size=4),
@@ -182,14 +197,7 @@ def test_prune_keeps_every_file_with_a_match_and_bitmaps_exactly_those(
     tests: list[tuple[str, bool]],
     n: int,
 ):
-    root = tmp_path_factory.mktemp("t")
-    for at, values in enumerate(files):
-        pq.write_table(pa.table({"s": pa.array(values, pa.string())}), root / f"f{at}.parquet")
-    build_with(str(root), [si.NgramBloom("s", n=n), si.MinMax("s")], InProcessRunner())
-    exact = tmp_path_factory.mktemp("e")
-    for path in root.glob("*.parquet"):
-        (exact / path.name).write_bytes(path.read_bytes())
-    build_with(str(exact), [si.EqualityBitmap("s")], InProcessRunner())
+    root, exact = _indexed_twice(tmp_path_factory, files, n)
     for pattern, negated in tests:
         where = f"s {'NOT ' if negated else ''}LIKE {_sql(pattern)}"
         holding = {
@@ -243,15 +251,8 @@ def test_ilike_keeps_every_file_lower_finds_a_match_in(
     """Spark runs ``s ILIKE p`` as ``lower(s) LIKE lower(p)``; Python's lower()
     agrees with Java's on these characters (KELVIN SIGN and DOTTED CAPITAL I
     included). Equality bitmaps are exact where values and pattern are ASCII."""
-    root = tmp_path_factory.mktemp("t")
-    for at, values in enumerate(files):
-        pq.write_table(pa.table({"s": pa.array(values, pa.string())}), root / f"f{at}.parquet")
-    build_with(str(root), [si.NgramBloom("s", n=n), si.MinMax("s")], InProcessRunner())
-    exact = tmp_path_factory.mktemp("e")
-    for path in root.glob("*.parquet"):
-        (exact / path.name).write_bytes(path.read_bytes())
-    build_with(str(exact), [si.EqualityBitmap("s")], InProcessRunner())
-    ascii_only = pattern_ascii = True
+    root, exact = _indexed_twice(tmp_path_factory, files, n)
+    ascii_only = all(v is None or v.isascii() for f in files for v in f)
     for pattern, negated in tests:
         for where in (
             f"s {'NOT ' if negated else ''}ILIKE {_sql(pattern)}",
@@ -266,9 +267,7 @@ def test_ilike_keeps_every_file_lower_finds_a_match_in(
             assert holding <= _kept(root, where), where
             by_values = _kept(exact, where)
             assert holding <= by_values, where
-            ascii_only = all(v is None or v.isascii() for f in files for v in f)
-            pattern_ascii = pattern.isascii()
-            if ascii_only and pattern_ascii and "ILIKE" in where:
+            if ascii_only and pattern.isascii() and "ILIKE" in where:
                 assert by_values == holding, where  # exact on ASCII
 
 
