@@ -21,6 +21,8 @@ partition column, and only where every kept file is indexed as it is now.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,16 +31,32 @@ import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.result import PruneResult
-from skipindex.pruning.spread import field_ranges, holding_ranges
+from skipindex.pruning.spread import field_ranges, joined_ranges
 from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store.delta import delta_id_schema
 from skipindex.store.manifest import Manifest, load_latest
 from skipindex.store.segments import read_segments
 
-__all__ = ["indexed_ranges", "kept_file_ranges", "keys_within"]
+__all__ = ["FileBounds", "file_bounds", "indexed_ranges", "kept_file_ranges", "keys_within"]
 
 _RANGED = frozenset({"tinyint", "smallint", "int", "bigint", "date"})
 _EPOCH = datetime.date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class FileBounds:
+    """Per file, the ``[min, max]`` of an integer or date column (dates as days)
+    as its min-max index holds it, and whether it holds a non-NULL value there
+    (a file of only NULLs holds no key: its bounds are 0)."""
+
+    lows: np.ndarray  # int64
+    highs: np.ndarray  # int64
+    holding: np.ndarray  # bool
+
+    def joined(self) -> list[tuple[int, int]]:
+        """The bounds of the files holding a value, sorted, overlaps joined."""
+        lows, highs = self.lows[self.holding].tolist(), self.highs[self.holding].tolist()
+        return joined_ranges(list(zip(lows, highs, strict=True)))
 
 
 def kept_file_ranges(
@@ -52,17 +70,37 @@ def kept_file_ranges(
     found = _minmax_field(source, column, case_sensitive)
     if found is None:
         return None
-    manifest, field, typed = found
-    location = source.location
     if not result.files:
         return []
+    bounds = _file_bounds(source, found, result.files)
+    return None if bounds is None else _typed(bounds.joined(), found[2])
+
+
+def file_bounds(
+    source: Source, files: Sequence[str] | None, column: str, case_sensitive: bool
+) -> FileBounds | None:
+    """The bounds of ``column`` in each of ``files`` of ``source`` (paths as a
+    prune gives them), in their order, or in every file the index holds, as it
+    was indexed (``files`` None) (None: no min-max holds the column by name, or
+    some file's bounds are not known: not indexed, or changed since)."""
+    found = _minmax_field(source, column, case_sensitive)
+    return None if found is None else _file_bounds(source, found, files)
+
+
+def _file_bounds(
+    source: Source, found: tuple[Manifest, str, str], files: Sequence[str] | None
+) -> FileBounds | None:
+    manifest, field, _ = found
+    location = source.location
     try:
         segments = read_segments(location, manifest, [field])
-        paths = [location.relative(f) for f in result.files]
+        if files is None:
+            return _bounds(segments, field, segments.column("path").to_pylist(), None)
+        paths = [location.relative(f) for f in files]
         infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
     except (SkipIndexError, OSError):
         return None
-    return _typed(_spans(segments, field, paths, infos), typed)
+    return _bounds(segments, field, paths, infos)
 
 
 def indexed_ranges(
@@ -126,25 +164,45 @@ def _typed(spans: list[tuple[int, int]] | None, typed: str) -> list[tuple[Any, A
     return [(_EPOCH + datetime.timedelta(lo), _EPOCH + datetime.timedelta(hi)) for lo, hi in spans]
 
 
-def _spans(
-    segments: pa.Table, field: str, paths: list[str], infos: list[Any]
-) -> list[tuple[int, int]] | None:
-    """The joined (min, max) of the files at ``paths`` (their current ``infos``)."""
+def _bounds(
+    segments: pa.Table, field: str, paths: list[str], infos: list[Any] | None
+) -> FileBounds | None:
+    """The bounds of the files at ``paths``, where they are as their current
+    ``infos`` say (None: as indexed)."""
     rows = pc.index_in(pa.array(paths, pa.string()), value_set=segments.column("path"))
     if rows.null_count:
         return None  # a kept file the index does not hold
-    sizes = segments.column("size").take(rows).to_numpy()
-    mtimes = segments.column("mtime_ms").take(rows).to_numpy()
-    now_sizes = np.array([-1 if i.size is None else i.size for i in infos], np.int64)
-    now_mtimes = np.array([(i.mtime_ns or 0) // 1_000_000 for i in infos], np.int64)
-    if not (np.array_equal(sizes, now_sizes) and np.array_equal(mtimes, now_mtimes)):
-        return None  # changed since it was indexed: its bounds are another file's
+    if infos is not None:
+        sizes = segments.column("size").take(rows).to_numpy()
+        mtimes = segments.column("mtime_ms").take(rows).to_numpy()
+        now_sizes = np.array([-1 if i.size is None else i.size for i in infos], np.int64)
+        now_mtimes = np.array([(i.mtime_ns or 0) // 1_000_000 for i in infos], np.int64)
+        if not (np.array_equal(sizes, now_sizes) and np.array_equal(mtimes, now_mtimes)):
+            return None  # changed since it was indexed: its bounds are another file's
     payloads = segments.column(field).combine_chunks().take(rows)
     if payloads.null_count or segments.column("error").take(rows).null_count != len(paths):
         return None
     counted = segments.column("num_rows").take(rows).to_numpy()
     nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
-    return holding_ranges(payloads, counted != nulls)
+    holding = np.asarray(counted != nulls, dtype=bool)
+    lows, highs = payloads.field("min"), payloads.field("max")
+    mask = pa.array(holding, pa.bool_())
+    if lows.filter(mask).null_count or highs.filter(mask).null_count:
+        return None  # a bound not known where the file holds a value
+    bounds = [_integers(lows), _integers(highs)]
+    if bounds[0] is None or bounds[1] is None:
+        return None
+    return FileBounds(np.where(holding, bounds[0], 0), np.where(holding, bounds[1], 0), holding)
+
+
+def _integers(values: pa.Array) -> np.ndarray | None:
+    """Integer (or date: days) bounds as int64, 0 where NULL (None: another type)."""
+    if pa.types.is_date32(values.type):
+        values = values.view(pa.int32())
+    if not pa.types.is_integer(values.type) or pa.types.is_uint64(values.type):
+        return None
+    filled = pc.fill_null(values, 0).cast(pa.int64())
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def keys_within(values: list[Any], ranges: list[tuple[Any, Any]]) -> list[Any]:

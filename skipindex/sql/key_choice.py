@@ -36,6 +36,9 @@ class Sides:
     key_read: int | None  # bytes the key side reads (None: unknown, or a relay)
     # a relay that is one file, and the key side reads more than it
     relay_larger: bool = False
+    # files of the pruned side its keys are expected to skip (None: not estimated;
+    # :mod:`.key_spread`)
+    likely_skips: float | None = None
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,11 @@ def choose_keys(
     many = sides.matching_rows > policy.rows_per_key_bound * bound
     if many and not spans:
         return KeyChoice(f"its index says about {sides.matching_rows:,} rows match")
+    if sides.likely_skips is not None and sides.likely_skips < policy.least_skips:
+        return KeyChoice(
+            f"its keys are expected in every file it would prune "
+            f"(about {sides.likely_skips:.1f} skipped)"
+        )
     # A side not much smaller than the one it prunes: its keys only where they are
     # read from its kept rows, and only from a few kept files.
     larger = _not_much_smaller(sides, policy)

@@ -18,13 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.pruning.spread import clustered_by
 from skipindex.sql import worth
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Keys, Spans, asked_once, join_keys, key_bound
-from skipindex.sql.file_ranges import kept_file_ranges
+from skipindex.sql.file_ranges import file_bounds, kept_file_ranges
 from skipindex.sql.key_choice import Attempt, Retry, Sides, choose_keys, retry, why_not_ask
+from skipindex.sql.key_spread import expected_keys, likely_skips
 from skipindex.sql.key_use import index_kinds, key_conditions
 from skipindex.sql.local_keys import local_keys
 from skipindex.sql.plan import JoinKeys
@@ -249,7 +253,8 @@ class KeyRounds:
             and self.run.one_file(fact)
             and not fits(self.run.bytes_read(dim), self.run.bytes_read(fact), 1)
         )
-        sides = Sides(many, relay, read, dim_read, relay_larger)
+        skips = self._likely_skips(join, dim, fact)
+        sides = Sides(many, relay, read, dim_read, relay_larger, skips)
         choice = choose_keys(sides, bound, spans, local_only, active())
         if choice.why_none is not None:
             return Keys(join, None, choice.why_none, 0.0)
@@ -257,6 +262,30 @@ class KeyRounds:
         if keys is None and choice.why_not_asked is not None:
             return Keys(join, None, choice.why_not_asked, 0.0)
         return keys
+
+    def _likely_skips(self, join: EquiJoin, dim: Reference, fact: Reference) -> float | None:
+        """The files of ``fact`` ``join``'s keys are expected to skip (:mod:`.key_spread`),
+        where both sides are clustered by the key and bitmaps counted the key side's
+        kept rows, or found at least LIKELY_ROWS in a sample of a file's (None: not
+        estimated)."""
+        pruned, narrowed = self.run.pruned.get(join.dim), self.run.pruned.get(join.fact)
+        result = pruned.result if pruned is not None else None
+        if result is None or not result.files:
+            return None
+        counted = [len(result.rows[f]) if f in result.rows else None for f in result.files]
+        if counted.count(None) > result.row_level_sampled:
+            return None  # a file kept with no rows counted (min-max, or not indexed)
+        if not (self._clustered(fact, join.fact_column) and self._clustered(dim, join.dim_column)):
+            return None
+        case = self.run.view.case_sensitive
+        keys = file_bounds(self.run.sources[dim.key], result.files, join.dim_column, case)
+        files = narrowed.result.files if narrowed is not None and narrowed.result else None
+        bounds = file_bounds(self.run.sources[fact.key], files, join.fact_column, case)
+        if keys is None or bounds is None:
+            return None
+        matching = np.array([LIKELY_ROWS if n is None else n for n in counted], np.float64)
+        repeats = active().rows_per_key_bound  # as choose_keys assumes a key's rows
+        return likely_skips(expected_keys(keys, matching, bounds, repeats))
 
     def _spans(self, join: EquiJoin, dim: Reference) -> Keys | None:
         """Ranges holding ``dim``'s keys, from the min-max of the files its prune

@@ -53,6 +53,11 @@ class PlanningPolicy:
     # Keys are not asked where the other side's index already says this many times
     # the bound of rows match (its keys are as many, unless the key repeats).
     rows_per_key_bound: int = 4
+    # Keys are looked for (read from kept rows, or asked of Spark) only where they
+    # are expected to skip at least this many files of the side they prune (the
+    # estimate of :mod:`.key_spread`, where both sides are clustered by the key):
+    # reading them costs about 0.35 us a matching row, a Spark key query 0.15-0.3 s.
+    least_skips: float = 0.5
     # Rounds of key passing: keys travel at most this many joins.
     rounds: int = 4
     # A side gives keys only if it reads at most 1 / this of the bytes of the side

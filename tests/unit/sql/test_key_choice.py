@@ -68,6 +68,17 @@ def test_a_relay_is_narrowed_however_small_but_not_one_file_by_a_larger_side():
     assert choose_keys(larger, 4096, False, False, POLICY).why_none is not None
 
 
+def test_keys_expected_in_every_file_are_not_looked_for():
+    sides = Sides(100, False, 1000 * MiB, MiB, likely_skips=POLICY.least_skips / 2)
+    none = choose_keys(sides, 4096, True, False, POLICY)  # not even as ranges
+    assert none.why_none is not None
+    assert "expected in every file" in none.why_none
+    some = Sides(100, False, 1000 * MiB, MiB, likely_skips=POLICY.least_skips)
+    assert choose_keys(some, 4096, False, False, POLICY) == KeyChoice(None, False, None)
+    unknown = Sides(100, False, 1000 * MiB, MiB, likely_skips=None)
+    assert choose_keys(unknown, 4096, False, False, POLICY) == KeyChoice(None, False, None)
+
+
 def test_a_held_query_is_asked_only_while_it_still_pays():
     assert why_not_ask(Sides(0, False, 1000 * MiB, MiB), POLICY) is None
     assert why_not_ask(Sides(0, True, None, None), POLICY) is None
