@@ -6,9 +6,10 @@ Finds the table references of a query and where they sit in its text
 tables, CTEs and set operations, carried across equi-joins); the tables each
 name and their Spark schemas (``catalog``, with ``register``); frames over the
 kept files (``frames``, ``run``); join keys that prune the other side of a
-join, in rounds (``key_rounds``: read from a side's kept rows by
-``local_keys``, asked of Spark by ``dynamic``, bounded by ``file_ranges``;
-whether to try by ``key_choice`` and ``worth``; written by ``key_use``), every
+join, in rounds of passes (``key_rounds``; measured and read by
+``key_sources``: from a side's kept rows by ``local_keys``, asked of Spark by
+``dynamic``, bounded by ``file_ranges``; whether to try by ``key_choice``,
+``key_spread`` and ``worth``; written by ``key_use``), every
 knob in ``policy``; and the user's text run with each pruned reference's name
 swapped for its frame (``text``), with ``plan`` saying what was done and why
 (``query`` runs the passes in order).

@@ -175,7 +175,7 @@ def test_no_spark_key_query_for_a_side_smaller_than_it_costs(spark, fact, dim, m
     policy = si.PlanningPolicy(key_query_bytes=64 * 2**20)
     jobs = []
     monkeypatch.setattr(
-        importlib.import_module("skipindex.sql.key_rounds"),
+        importlib.import_module("skipindex.sql.key_sources"),
         "join_keys",
         lambda *args, **kwargs: jobs.append(args) or None,
     )
@@ -211,7 +211,7 @@ def test_a_spark_key_query_waits_for_the_keys_read_locally_in_its_round(
     )
     jobs = []
     monkeypatch.setattr(
-        importlib.import_module("skipindex.sql.key_rounds"),
+        importlib.import_module("skipindex.sql.key_sources"),
         "join_keys",
         lambda *args, **kwargs: jobs.append(args) or None,
     )

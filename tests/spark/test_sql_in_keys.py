@@ -204,7 +204,7 @@ def test_more_keys_than_the_bound_in_whole_files_asks_no_spark_job(spark, orders
         return real(*args, **kwargs)
 
     monkeypatch.setattr(dynamic, "join_keys", counted)
-    monkeypatch.setattr(importlib.import_module("skipindex.sql.key_rounds"), "join_keys", counted)
+    monkeypatch.setattr(importlib.import_module("skipindex.sql.key_sources"), "join_keys", counted)
     low, high = _days(orders["sales"][2])[0], _days(orders["sales"][4])[1]
     query = (
         "SELECT count(*), sum(r.qty) FROM returns r JOIN sales s ON r.ord = s.ord "
