@@ -21,6 +21,8 @@ partition column, and only where every kept file is indexed as it is now.
 from __future__ import annotations
 
 import datetime
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +36,7 @@ from skipindex.pruning.result import PruneResult
 from skipindex.pruning.spread import field_ranges, joined_ranges
 from skipindex.sql.catalog import Source, same_name, spark_type
 from skipindex.store.delta import delta_id_schema
+from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, load_latest
 from skipindex.store.segments import read_segments
 
@@ -93,14 +96,29 @@ def _file_bounds(
     manifest, field, _ = found
     location = source.location
     try:
-        segments = read_segments(location, manifest, [field])
+        indexed = _indexed(location, manifest, field)
         if files is None:
-            return _bounds(segments, field, segments.column("path").to_pylist(), None)
-        paths = [location.relative(f) for f in files]
-        infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
+            rows = np.arange(len(indexed.known))
+        else:
+            paths = [location.relative(f) for f in files]
+            found_at = pc.index_in(pa.array(paths, pa.string()), value_set=indexed.paths)
+            if found_at.null_count:
+                return None  # a file the index does not hold
+            rows = np.asarray(found_at.to_numpy(zero_copy_only=False), dtype=np.int64)
+            infos = location.fs.get_file_info([location.fs_path(p) for p in paths])
+            now_sizes = np.array([-1 if i.size is None else i.size for i in infos], np.int64)
+            now_mtimes = np.array([(i.mtime_ns or 0) // 1_000_000 for i in infos], np.int64)
+            if not (
+                np.array_equal(indexed.sizes[rows], now_sizes)
+                and np.array_equal(indexed.mtimes[rows], now_mtimes)
+            ):
+                return None  # changed since it was indexed: its bounds are another file's
     except (SkipIndexError, OSError):
         return None
-    return _bounds(segments, field, paths, infos)
+    bounds = indexed.bounds
+    if bounds is None or not indexed.known[rows].all():
+        return None
+    return FileBounds(bounds.lows[rows], bounds.highs[rows], bounds.holding[rows])
 
 
 def indexed_ranges(
@@ -164,35 +182,62 @@ def _typed(spans: list[tuple[int, int]] | None, typed: str) -> list[tuple[Any, A
     return [(_EPOCH + datetime.timedelta(lo), _EPOCH + datetime.timedelta(hi)) for lo, hi in spans]
 
 
-def _bounds(
-    segments: pa.Table, field: str, paths: list[str], infos: list[Any] | None
-) -> FileBounds | None:
-    """The bounds of the files at ``paths``, where they are as their current
-    ``infos`` say (None: as indexed)."""
-    rows = pc.index_in(pa.array(paths, pa.string()), value_set=segments.column("path"))
-    if rows.null_count:
-        return None  # a kept file the index does not hold
-    if infos is not None:
-        sizes = segments.column("size").take(rows).to_numpy()
-        mtimes = segments.column("mtime_ms").take(rows).to_numpy()
-        now_sizes = np.array([-1 if i.size is None else i.size for i in infos], np.int64)
-        now_mtimes = np.array([(i.mtime_ns or 0) // 1_000_000 for i in infos], np.int64)
-        if not (np.array_equal(sizes, now_sizes) and np.array_equal(mtimes, now_mtimes)):
-            return None  # changed since it was indexed: its bounds are another file's
-    payloads = segments.column(field).combine_chunks().take(rows)
-    if payloads.null_count or segments.column("error").take(rows).null_count != len(paths):
-        return None
-    counted = segments.column("num_rows").take(rows).to_numpy()
-    nulls = payloads.field("null_count").to_numpy(zero_copy_only=False)
+@dataclass(frozen=True)
+class _Indexed:
+    """A min-max field over every file the index holds, in segment order."""
+
+    paths: pa.Array
+    sizes: np.ndarray
+    mtimes: np.ndarray
+    known: np.ndarray  # indexed without error, its bounds known where it holds a value
+    bounds: FileBounds | None  # None: not an integer (or date) field
+
+
+# (table, its segments, field) -> its bounds: segment files are written once under
+# unique names, and a query asks for the same sides' bounds join by join.
+_INDEXED: OrderedDict[tuple[str, tuple[str, ...], str], _Indexed] = OrderedDict()
+_KEPT = 32
+_lock = threading.Lock()
+
+
+def _indexed(location: TableLocation, manifest: Manifest, field: str) -> _Indexed:
+    key = (location.uri, tuple(s.path for s in manifest.segments), field)
+    with _lock:
+        if key in _INDEXED:
+            _INDEXED.move_to_end(key)
+            return _INDEXED[key]
+    segments = read_segments(location, manifest, [field])
+    payloads = segments.column(field).combine_chunks()
+    counted = segments.column("num_rows").to_numpy()
+    nulls = pc.fill_null(payloads.field("null_count"), 0).to_numpy(zero_copy_only=False)
     holding = np.asarray(counted != nulls, dtype=bool)
     lows, highs = payloads.field("min"), payloads.field("max")
-    mask = pa.array(holding, pa.bool_())
-    if lows.filter(mask).null_count or highs.filter(mask).null_count:
-        return None  # a bound not known where the file holds a value
-    bounds = [_integers(lows), _integers(highs)]
-    if bounds[0] is None or bounds[1] is None:
-        return None
-    return FileBounds(np.where(holding, bounds[0], 0), np.where(holding, bounds[1], 0), holding)
+    bounded = np.asarray(
+        pc.and_(lows.is_valid(), highs.is_valid()).to_numpy(zero_copy_only=False), dtype=bool
+    )
+    known = (
+        np.asarray(payloads.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        & np.asarray(segments.column("error").is_null().to_numpy(), dtype=bool)
+        & (bounded | ~holding)
+    )
+    low_ints, high_ints = _integers(lows), _integers(highs)
+    bounds = None
+    if low_ints is not None and high_ints is not None:
+        bounds = FileBounds(
+            np.where(holding, low_ints, 0), np.where(holding, high_ints, 0), holding
+        )
+    indexed = _Indexed(
+        segments.column("path").combine_chunks(),
+        np.asarray(segments.column("size").to_numpy(), np.int64),
+        np.asarray(segments.column("mtime_ms").to_numpy(), np.int64),
+        known,
+        bounds,
+    )
+    with _lock:
+        _INDEXED[key] = indexed
+        while len(_INDEXED) > _KEPT:
+            _INDEXED.popitem(last=False)
+    return indexed
 
 
 def _integers(values: pa.Array) -> np.ndarray | None:
