@@ -31,7 +31,14 @@ __all__ = ["LayoutOption", "columns_of", "index_specs", "layouts", "searched_col
 LayoutOption = tuple[str, tuple[str, ...]]  # (curve, columns); ("none", ()) is the table as is
 BITMAP_MAX_DISTINCT_SHARE = 0.5
 # Conditions a substring index (ngram_bloom) answers.
-_SUBSTRING_NODES = (exp.Like, exp.ILike, exp.Contains, exp.EndsWith, exp.StrPosition)
+_SUBSTRING_NODES = (
+    exp.Like,
+    exp.ILike,
+    exp.RegexpLike,
+    exp.Contains,
+    exp.EndsWith,
+    exp.StrPosition,
+)
 
 
 def columns_of(query: Query, schema: pa.Schema) -> frozenset[str]:

@@ -22,6 +22,7 @@ from skipindex.expressions.leaves import (
     connect,
     contains,
     ends_with,
+    finds_regex,
     has_element,
     is_nan,
     is_term,
@@ -185,6 +186,8 @@ class Walker:
         if name in ("like", "ilike") and len(args) == 2:
             folded = name == "ilike"
             return like(self._operand(args[0]), self._operand(args[1]), shown, "\\", folded)
+        if name in ("rlike", "regexp", "regexp_like") and len(args) == 2:
+            return finds_regex(self._operand(args[0]), self._operand(args[1]), shown)
         if name == "startswith" and len(args) == 2:
             return starts_with(self._operand(args[0]), self._operand(args[1]), shown)
         if name == "array_contains" and len(args) == 2:

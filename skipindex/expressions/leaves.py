@@ -43,6 +43,7 @@ from skipindex.expressions.patterns import (
     ends_with_pattern,
     parse_like,
 )
+from skipindex.expressions.regex_needles import implied_pattern
 from skipindex.expressions.rewrite import assemble, negate_leaf, rewrite_not
 from skipindex.expressions.visitors import Shape, fold
 
@@ -52,6 +53,7 @@ __all__ = [
     "connect",
     "contains",
     "ends_with",
+    "finds_regex",
     "has_element",
     "is_nan",
     "is_term",
@@ -198,6 +200,23 @@ def ends_with(column: Operand, suffix: Operand, shown: Callable[[], str]) -> Pre
     """``endswith(column, 'abc')``: ``column LIKE '%abc'``."""
     text = _needle("endswith", column, suffix, shown)
     return text if not isinstance(text, str) else Match(cast(Term, column), ends_with_pattern(text))
+
+
+def finds_regex(column: Operand, regex: Operand, shown: Callable[[], str]) -> Predicate:
+    """``column RLIKE 'regex'`` (``regexp_like``, ``rlike``): wherever it holds, so
+    does the LIKE pattern of the literal text the regex must find
+    (:func:`~skipindex.expressions.regex_needles.implied_pattern`). The two as an
+    AND with the condition itself, which no index answers: the pattern skips
+    files, and NOT of the whole keeps every file (the pattern's NOT would drop
+    values the regex misses and the pattern does not)."""
+    text = _needle("RLIKE", column, regex, shown)
+    if not isinstance(text, str):
+        return text
+    implied = implied_pattern(text)
+    itself = Unsupported(shown(), "a regular expression: only the text it needs is answered")
+    if implied is None:
+        return itself
+    return connect(Shape.AND, [Match(cast(Term, column), implied), itself])
 
 
 def has_element(column: Operand, items: Sequence[Operand], shown: Callable[[], str]) -> Predicate:

@@ -1,6 +1,7 @@
 """Searches in SQL text: LIKE, text functions and array functions.
 
-``x [NOT] [I]LIKE p [ESCAPE 'c']``, ``lower(x) LIKE p``, ``startswith``,
+``x [NOT] [I]LIKE p [ESCAPE 'c']``, ``lower(x) LIKE p``, ``x [NOT] RLIKE r``
+(``REGEXP``, ``regexp_like``, ``regexp``), ``startswith``,
 ``contains``, ``endswith``, ``instr(x, t) > 0`` / ``locate(t, x) >= 1``, and on
 arrays ``array_contains``, ``arrays_overlap(a, array(...))`` and
 ``exists(a, x -> x = v)``, as leaves
@@ -18,6 +19,7 @@ from skipindex.expressions.leaves import (
     Operand,
     contains,
     ends_with,
+    finds_regex,
     has_element,
     like,
     lowered_like,
@@ -52,6 +54,11 @@ def search_leaf(node: exp.Expression) -> Predicate | None:
         return like(operand(node.this), operand(node.expression), shown)
     if isinstance(node, exp.Escape) and isinstance(node.this, exp.Like | exp.ILike):
         return _like_escape(node)
+    if isinstance(node, exp.RegexpLike) and not node.args.get("flag"):
+        return finds_regex(operand(node.this), operand(node.expression), shown)
+    if function_name(node) == "regexp" and len(node.expressions) == 2:
+        column, regex = node.expressions
+        return finds_regex(operand(column), operand(regex), shown)
     text = _TEXT.get(type(node))
     if text is not None:
         return text(operand(node.this), operand(node.expression), shown)

@@ -67,6 +67,7 @@ _PREDICATES = (
     exp.Like,
     exp.ILike,
     exp.Escape,
+    exp.RegexpLike,  # the literal text a regex needs: n-gram Blooms, equality bitmaps
 )
 _VALUES = (
     exp.Column,
@@ -119,7 +120,7 @@ _FUNCTIONS = (
     exp.Minute,
     exp.Length,
 )
-_ANONYMOUS = frozenset({"weekday", "arrays_overlap"})
+_ANONYMOUS = frozenset({"weekday", "arrays_overlap", "regexp"})
 _ALLOWED = _CONNECTIVES + _PREDICATES + _VALUES + _FUNCTIONS
 
 

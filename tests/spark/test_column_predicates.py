@@ -162,7 +162,12 @@ def test_unsupported_columns_stay_local(spark):
     from pyspark.sql import functions as F  # noqa: N812
 
     assert isinstance(prepare(F.lower(F.col("s")) == "x", SCHEMA), Unsupported)
-    assert isinstance(prepare(F.col("s").rlike("a.*"), SCHEMA), Unsupported)  # a regex
+    assert isinstance(prepare(F.col("s").rlike("[ab].*"), SCHEMA), Unsupported)  # no text needed
+    # a regex that needs literal text: what SQL makes of it (but for the text it shows)
+    by_column = prepare(F.col("s").rlike("a(b)?c+"), SCHEMA).children
+    by_sql = prepare("s RLIKE 'a(b)?c+'", SCHEMA).children
+    assert isinstance(by_column[-1], Unsupported)
+    assert same(by_column[:-1], by_sql[:-1])
     assert isinstance(prepare(F.col("i") == F.col("n"), SCHEMA), Unsupported)
     assert isinstance(prepare(F.col("s").startswith(F.col("s")), SCHEMA), Unsupported)
     # a prefix is a range on a string column (issue 8), in the Column API as in SQL

@@ -1,13 +1,15 @@
 """Substring predicates against Spark's own answers: files Spark writes, random
 strings (unicode, wildcards and escapes in the data, empty strings, NULLs, very
 long values) and random patterns (``%``, ``_``, the escape, ``ESCAPE``,
-``contains``, ``endswith``, ``startswith``, ``instr``), ``ILIKE`` and
+``contains``, ``endswith``, ``startswith``, ``instr``), ``RLIKE`` and ``NOT
+RLIKE`` (literals, classes, groups, alternation, quantifiers), ``ILIKE`` and
 ``lower(s) LIKE`` (capitals, KELVIN SIGN and DOTTED CAPITAL I, which ``lower``
 turns into ASCII), in two session zones.
 
 Two indexes of the same files: n-gram Bloom filters (with min-max), which must
 keep every file Spark finds a match in, and equality bitmaps, which must keep
-exactly those files (ILIKE: at least those, as non-ASCII values might match).
+exactly those files (ILIKE: at least those, as non-ASCII values might match;
+RLIKE: at least those, as only the literal text a regex needs is answered).
 """
 
 from __future__ import annotations
@@ -74,6 +76,21 @@ def patterns(draw: st.DrawFn) -> tuple[str, str]:
     return "".join(parts), escape
 
 
+_REGEX_META = set("\\[](){}.*+?^$|")
+# Regex pieces beside the literal ones: what is not a literal character.
+_REGEX_PARTS = [".", ".*", "[ab]", "[^a]", "\\d", "(time|err)", "(out)?", "a+", "b{2}", "(or)+",
+                "^", "$", "\\s", "(?:err)"]  # fmt: skip
+
+
+@st.composite
+def regexes(draw: st.DrawFn) -> str:
+    """A regular expression of literal pieces (metacharacters escaped) and other parts."""
+    literal = st.sampled_from(_PIECES).map(
+        lambda p: "".join("\\" + c if c in _REGEX_META else c for c in p)
+    )
+    return "".join(draw(st.lists(st.one_of(literal, st.sampled_from(_REGEX_PARTS)), max_size=5)))
+
+
 def _literal(text: str) -> str:
     """``text`` as a Spark SQL string literal (backslashes and quotes escaped)."""
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -82,7 +99,10 @@ def _literal(text: str) -> str:
 @st.composite
 def predicates(draw: st.DrawFn) -> str:
     shape = draw(st.sampled_from(["like", "not like", "contains", "endswith", "startswith",
-                                  "instr", "ilike", "not ilike", "lower like"]))  # fmt: skip
+                                  "instr", "ilike", "not ilike", "lower like", "rlike",
+                                  "not rlike"]))  # fmt: skip
+    if shape in ("rlike", "not rlike"):
+        return f"s {shape.upper()} {_literal(draw(regexes()))}"
     if shape in ("like", "not like", "ilike", "not ilike", "lower like"):
         pattern, escape = draw(patterns())
         escaped = f" ESCAPE {_literal(escape)}" if escape != "\\" else ""
@@ -112,7 +132,7 @@ def test_substring_predicates_keep_what_spark_finds(spark, tables, zone):
             kept = kept_files(grams, where, zone)
             assert matching <= kept, f"{where}: dropped {sorted(matching - kept)}"
             by_values = kept_files(exact, where, zone)
-            if "ILIKE" in where or where.startswith("lower("):
+            if "ILIKE" in where or "RLIKE" in where or where.startswith("lower("):
                 assert matching <= by_values, f"{where}: dropped {sorted(matching - by_values)}"
             else:
                 assert by_values == matching, f"{where}: not exact"
@@ -138,6 +158,7 @@ def test_si_sql_prunes_by_substrings_as_written(spark, tables):
     for query, most in [
         ("SELECT n, s FROM logs WHERE contains(s, 'zzzq') OR s LIKE '%qq!%%' ESCAPE '!'", 0),
         ("SELECT l.n FROM logs l WHERE instr(l.s, 'timeouterror') > 0 AND l.n >= 0", 8),
+        ("SELECT n FROM logs WHERE s RLIKE 'zz(zq)+' OR regexp_like(s, '^qqq[0-9]*yzz')", 0),
     ]:
         plan = si.sql_plan(spark, query)
         assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()

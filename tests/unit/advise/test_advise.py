@@ -169,3 +169,6 @@ def test_a_workload_searching_text_is_advised_a_substring_index(tmp_path: Path) 
     assert advice.totals()["planned"] <= 2 * len(searches)
     plain = advise(table, {"Q": "msg = 'x'"}, sample_files=FILES, layouts_too=False)
     assert "ngram_bloom" not in {c.kind for c in plain.indexes}  # only where text is searched
+    regexes = {f"R{n}": f"msg RLIKE 'code{n}x[0-9]*'" for n in range(4)}  # the same text
+    by_regex = advise(table, regexes, sample_files=FILES, layouts_too=False)
+    assert ("msg", "ngram_bloom") in {(c.column, c.kind) for c in by_regex.indexes}
