@@ -76,7 +76,8 @@ class KeySources:
             and self.run.one_file(fact)
             and not fits(self.run.bytes_read(dim), self.run.bytes_read(fact), 1)
         )
-        skips = self._likely_skips(join, dim, fact)
+        # a relay's narrowed rows give keys on, whatever files they skip
+        skips = None if relay else self._likely_skips(join, dim, fact)
         sides = Sides(many, relay, read, dim_read, relay_larger, skips)
         choice = choose_keys(sides, bound, spans, local_only, active())
         if choice.why_none is not None:
