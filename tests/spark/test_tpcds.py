@@ -1,5 +1,5 @@
 """TPC-DS's 99 queries through ``si.sql`` return exactly ``spark.sql``'s rows, in
-three session time zones, over small TPC-DS data (DuckDB's tpcds extension,
+two session time zones, over small TPC-DS data (DuckDB's tpcds extension,
 SF 0.01) indexed as bench/tpcds.py indexes SF1: each fact table in date order in
 several files, min-max on every key (``_sk``, order and ticket numbers),
 bit-sliced bitmaps on the facts' date, item and customer keys and order and ticket
@@ -34,7 +34,10 @@ from tests._tpcds import exclusive, queries, register, tpcds, tpcds_indexes
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 GROUPS = 6
-ZONES = ["UTC", "America/Los_Angeles", "Asia/Kathmandu"]
+# UTC and a zone of an odd offset: TPC-DS names no timestamp, so a zone can only change
+# how a date literal is planned, which one zone away from UTC shows (the SQL
+# differential, whose queries compare timestamps, runs three).
+ZONES = ["UTC", "Asia/Kathmandu"]
 _ZONED = re.compile(
     r"\bcurrent_(date|timestamp)\b|\bnow\s*\(|\btimestamp\b|unix_|from_utc|to_utc|date_format",
     re.IGNORECASE,
