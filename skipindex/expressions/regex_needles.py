@@ -218,5 +218,3 @@ def _braces(reader: _Reader) -> tuple[int, int | None]:
 def _mark(reader: _Reader) -> None:
     if reader.peek() in ("?", "+"):
         reader.take()
-
-

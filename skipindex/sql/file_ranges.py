@@ -21,8 +21,6 @@ partition column, and only where every kept file is indexed as it is now.
 from __future__ import annotations
 
 import datetime
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,9 +30,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
+from skipindex.pruning.batches import batch_key
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.spread import field_ranges, joined_ranges
 from skipindex.sql.catalog import Source, same_name, spark_type
+from skipindex.store.cache import batch_cache
 from skipindex.store.delta import delta_id_schema
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, load_latest
@@ -192,20 +192,23 @@ class _Indexed:
     known: np.ndarray  # indexed without error, its bounds known where it holds a value
     bounds: FileBounds | None  # None: not an integer (or date) field
 
-
-# (table, its segments, field) -> its bounds: segment files are written once under
-# unique names, and a query asks for the same sides' bounds join by join.
-_INDEXED: OrderedDict[tuple[str, tuple[str, ...], str], _Indexed] = OrderedDict()
-_KEPT = 32
-_lock = threading.Lock()
+    @property
+    def nbytes(self) -> int:
+        """What the cache counts it at."""
+        arrays = [self.sizes, self.mtimes, self.known]
+        if self.bounds is not None:
+            arrays += [self.bounds.lows, self.bounds.highs, self.bounds.holding]
+        return int(self.paths.nbytes) + sum(int(a.nbytes) for a in arrays)
 
 
 def _indexed(location: TableLocation, manifest: Manifest, field: str) -> _Indexed:
-    key = (location.uri, tuple(s.path for s in manifest.segments), field)
-    with _lock:
-        if key in _INDEXED:
-            _INDEXED.move_to_end(key)
-            return _INDEXED[key]
+    """The field's bounds over every indexed file, kept in prune's cache (within
+    ``SKIPINDEX_CACHE_BYTES``) beside its batches: segment files are written once
+    under unique names, and a query asks for the same sides' bounds join by join."""
+    key = (*batch_key(location, manifest, field), "file bounds")
+    cached = batch_cache.get(key)
+    if isinstance(cached, _Indexed):
+        return cached
     segments = read_segments(location, manifest, [field])
     payloads = segments.column(field).combine_chunks()
     counted = segments.column("num_rows").to_numpy()
@@ -233,10 +236,7 @@ def _indexed(location: TableLocation, manifest: Manifest, field: str) -> _Indexe
         known,
         bounds,
     )
-    with _lock:
-        _INDEXED[key] = indexed
-        while len(_INDEXED) > _KEPT:
-            _INDEXED.popitem(last=False)
+    batch_cache.put(key, indexed)
     return indexed
 
 

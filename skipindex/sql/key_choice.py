@@ -1,10 +1,11 @@
 """Where a join's keys may come from: pure decisions over measured sides.
 
-The key rounds (:mod:`.key_rounds`, :mod:`.key_sources`) measure each join's two sides (the bytes
-each reads, the rows the key side's index says match, whether the pruned side
-relays keys to a third table) and ask these functions what to do; nothing here
-reads a file or calls Spark, so every rule is a function of its inputs and of
-the :class:`~.policy.PlanningPolicy`, and is tested as one.
+The key rounds (:mod:`.key_rounds`, :mod:`.key_sources`) measure each join's
+two sides (the bytes each reads, the rows the key side's index says match,
+whether the pruned side relays keys to a third table) and ask these functions
+what to do; nothing here reads a file or calls Spark, so every rule is a
+function of its inputs and of the :class:`~.policy.PlanningPolicy`, and is
+tested as one.
 
 Keys come from one of two sources, at very different prices: the key side's
 kept rows read in the driver (milliseconds, where its bitmaps narrowed it), or

@@ -96,11 +96,11 @@ class KeySources:
         result = pruned.result if pruned is not None else None
         if result is None or not result.files:
             return None
+        if not (self.clustered(fact, join.fact_column) and self.clustered(dim, join.dim_column)):
+            return None  # (cached per index version: asked before a pass over the kept files)
         counted = [len(result.rows[f]) if f in result.rows else None for f in result.files]
         if counted.count(None) > result.row_level_sampled:
             return None  # a file kept with no rows counted (min-max, or not indexed)
-        if not (self.clustered(fact, join.fact_column) and self.clustered(dim, join.dim_column)):
-            return None
         case = self.run.view.case_sensitive
         keys = file_bounds(self.run.sources[dim.key], result.files, join.dim_column, case)
         files = narrowed.result.files if narrowed is not None and narrowed.result else None
