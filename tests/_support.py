@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from hypothesis import strategies as st
 
@@ -210,6 +211,17 @@ def spark_matching_files(spark: Any, paths: list[Path], predicates: list[str]) -
 
     schema = StructType.fromJson(_spark_schema_json())
     return files_matching(spark.read.schema(schema).parquet(*[str(p) for p in paths]), predicates)
+
+
+def files_holding(folder: Path, column: str, values: Any) -> set[str]:
+    """The Parquet files of ``folder`` whose ``column`` holds one of ``values``
+    (brute force, with pyarrow: for integer keys, read as Spark reads them)."""
+    wanted = pa.array(sorted(values), pa.int64())
+    return {
+        str(path)
+        for path in folder.glob("*.parquet")
+        if pc.any(pc.is_in(pq.read_table(path)[column], wanted)).as_py()
+    }
 
 
 def files_matching(frame: Any, predicates: list[str]) -> list[set[str]]:

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -21,7 +20,7 @@ import skipindex as si
 from skipindex.sql.catalog import Source
 from skipindex.sql.file_ranges import kept_file_ranges
 from skipindex.store.location import locate
-from tests._support import exact_rows, spark_write
+from tests._support import exact_rows, files_holding, spark_write
 
 pytestmark = pytest.mark.spark
 
@@ -57,15 +56,6 @@ def shop(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]
     return {"sales": sales, "returns": returns}
 
 
-def _holding(folder: Path, orders: set[int]) -> set[str]:
-    """Files of ``folder`` holding an order of ``orders`` (brute force)."""
-    return {
-        str(path)
-        for path in folder.glob("*.parquet")
-        if pc.any(pc.is_in(pq.read_table(path)["order_no"], pa.array(sorted(orders)))).as_py()
-    }
-
-
 def _ranged(spark: Any, query: str, **options: Any) -> tuple[si.SqlPlan, Any, Any]:
     """The plan of ``query`` (its rows Spark's), its returns reference, and the
     join whose ranges pruned it."""
@@ -94,7 +84,7 @@ def test_the_kept_sales_files_bound_the_returns_by_their_min_max(spark, shop):
     assert "min-max of its 2 kept files" in used.note, plan.explain()
     sold = pq.read_table(shop["sales"]).to_pandas()
     wanted = sold[(sold.day >= 25) & (sold.day <= 34) & (sold.amount > 6)]
-    holding = _holding(shop["returns"], set(wanted.order_no.dropna().astype(int)))
+    holding = files_holding(shop["returns"], "order_no", set(wanted.order_no.dropna().astype(int)))
     assert returns.files is not None
     assert holding <= set(returns.files), plan.explain()  # never a file with a match
     assert returns.result.kept < FILES, plan.explain()  # the other periods skipped

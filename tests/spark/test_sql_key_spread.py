@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import skipindex as si
-from tests._support import exact_rows
+from tests._support import exact_rows, files_holding
 
 pytestmark = pytest.mark.spark
 
@@ -65,23 +65,13 @@ def _planned(spark: Any, where: str, **options: Any) -> tuple[si.SqlPlan, Any]:
     return plan, keys
 
 
-def _lines_holding(folder: Path, orders: np.ndarray) -> set[str]:
-    """Files of ``folder`` holding a line of one of ``orders`` (brute force)."""
-    wanted = pa.array(orders.astype(np.int64))
-    return {
-        str(path)
-        for path in folder.glob("*.parquet")
-        if pc.any(pc.is_in(pq.read_table(path)["order_no"], wanted)).as_py()
-    }
-
-
 def test_keys_spread_over_every_file_are_not_read(spark, shop):
     plan, keys = _planned(spark, "o.grade = 3")
     assert keys.keys is None, plan.explain()
     assert "expected in every file" in keys.note
     (lines,) = [r for r in plan.references if r.written == "spread_lines"]
     graded = pq.read_table(shop["orders"]).filter(pc.equal(pc.field("grade"), 3))
-    holding = _lines_holding(shop["lines"], graded["order_no"].to_numpy())
+    holding = files_holding(shop["lines"], "order_no", graded["order_no"].to_pylist())
     assert len(holding) == FILES  # as expected: the keys were worth nothing
     assert lines.result is None or set(lines.result.files) >= holding
     # Asked to look for keys however few files they are expected to skip, it reads
@@ -98,7 +88,7 @@ def test_keys_that_follow_the_days_are_read_and_skip(spark, shop):
     assert keys.keys is not None or keys.ranges is not None, plan.explain()
     (lines,) = [r for r in plan.references if r.written == "spread_lines"]
     days = pq.read_table(shop["orders"]).filter((pc.field("day") >= 25) & (pc.field("day") <= 34))
-    holding = _lines_holding(shop["lines"], days["order_no"].to_numpy())
+    holding = files_holding(shop["lines"], "order_no", days["order_no"].to_pylist())
     assert lines.result is not None
     assert set(lines.result.files) >= holding
     assert lines.result.kept < FILES, plan.explain()
