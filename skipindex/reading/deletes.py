@@ -49,8 +49,11 @@ def without_deleted(
     )
     # Spark names a file by its URI (file:/a%20b/x%25.parquet): decoded, without the
     # scheme, as the paths above are ('+' kept: url_decode would make it a space).
-    spelled = F.regexp_replace(F.col("_metadata.file_path"), _SCHEME, "")
+    # metadataColumn, not col("_metadata"): a data column of that name (lineage kept
+    # from another table) would take the name, and its values would pick the rows.
+    metadata = scan.metadataColumn("_metadata")
+    spelled = F.regexp_replace(metadata.getField("file_path"), _SCHEME, "")
     path = F.url_decode(F.regexp_replace(spelled, r"\+", "%2B"))
-    marked = scan.select("*", path.alias(_PATH), F.col("_metadata.row_index").alias(_ROW))
+    marked = scan.select("*", path.alias(_PATH), metadata.getField("row_index").alias(_ROW))
     live = marked.join(F.broadcast(spark.createDataFrame(gone)), [_PATH, _ROW], "left_anti")
     return live.drop(_PATH, _ROW)

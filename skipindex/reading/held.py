@@ -36,6 +36,7 @@ __all__ = [
     "held_is_safe",
     "not_in_files_sql",
     "session_settings",
+    "shadows_metadata",
     "spark_file_path",
     "without_files",
 ]
@@ -84,12 +85,20 @@ def _control(char: str) -> bool:
 def without_files(frame: Any, location: TableLocation, skipped: list[str]) -> Any | None:
     """``frame`` (a relation over ``location``'s folder) without the rows of the
     ``skipped`` files (full paths as prune returns them); None where Spark's
-    spelling of the paths is not known here (a file system other than local)."""
+    spelling of the paths is not known here (a file system other than local) or
+    a data column takes the name ``_metadata``."""
     if not skipped:
         return frame
-    if not isinstance(location.fs, pafs.LocalFileSystem):
+    if not isinstance(location.fs, pafs.LocalFileSystem) or shadows_metadata(frame.schema):
         return None
     return frame.where(not_in_files_sql(skipped))
+
+
+def shadows_metadata(schema: Any) -> bool:
+    """Whether a data column is named ``_metadata`` (in any case): Spark then
+    resolves ``_metadata.file_path`` to that column, a table's own data (lineage
+    kept from another table, say), so a filter on it would drop rows, not files."""
+    return any(field.name.lower() == "_metadata" for field in schema.fields)
 
 
 def not_in_files_sql(skipped: list[str]) -> str:

@@ -140,3 +140,17 @@ def test_a_new_deletion_vector_needs_no_rebuild_and_is_a_commit(spark, tmp_path)
     assert len(result.files) == FILES - 1
     assert si.build_index(str(root), spark=spark).files_indexed == 0  # nothing to re-index
     assert si.read(spark, str(root), "k = 3").count() == (FILES - 1) * 10
+
+
+def test_deleted_rows_are_found_by_the_file_not_by_a_data_column_named_metadata(spark, tmp_path):
+    # A table that kept another table's _metadata as data: its values name no file of
+    # this one, so a join on them would delete nothing (or the wrong rows).
+    from skipindex.reading.deletes import without_deleted
+
+    path = str(tmp_path / "lineage.parquet")
+    struct = pa.struct([("file_path", pa.string()), ("row_index", pa.int64())])
+    lineage = pa.array([{"file_path": path, "row_index": 0}] * 3, struct)
+    pq.write_table(pa.table({"x": pa.array([1, 2, 3], pa.int64()), "_metadata": lineage}), path)
+    scan = spark.read.parquet(path)
+    live = without_deleted(spark, scan, [path], {path: np.array([1])})
+    assert sorted(row.x for row in live.collect()) == [1, 3]

@@ -82,3 +82,31 @@ def test_a_folder_changed_while_spark_lists_it_is_not_held(spark, odd, monkeypat
     from skipindex.store.location import locate
 
     assert held_module.held_folder(spark, locate(str(odd))) is None
+
+
+@pytest.mark.parametrize("column", ["_metadata", "_METADATA"])
+def test_a_data_column_named_metadata_is_never_filtered_on(spark, tmp_path, column):
+    # A table that kept Spark's _metadata as data (lineage, say): Spark resolves
+    # _metadata.file_path to that column, not to the file's path, so leaving skipped
+    # files out by it would drop this file's rows whose value names a skipped file.
+    root = tmp_path / "lineage"
+    root.mkdir()
+    skipped = root / "a.parquet"
+    kept = root / "b.parquet"
+    named = held_module.spark_file_path(str(skipped))
+    struct = pa.struct([("file_path", pa.string())])
+    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()),
+                             column: pa.array([{"file_path": "x"}] * 2, struct)}), skipped)  # fmt: skip
+    pq.write_table(pa.table({"id": pa.array([10, 11], pa.int64()),
+                             column: pa.array([{"file_path": named}] * 2, struct)}), kept)  # fmt: skip
+    si.build_index(str(root), [si.MinMax("id")], spark=spark)
+    where = "id >= 10"
+    assert si.prune(str(root), where).kept == 1
+    expected = exact_rows(spark.read.parquet(str(root)).where(where))
+    assert len(expected) == 2
+    assert exact_rows(si.read(spark, str(root), where, row_groups=False)) == expected
+    query = f"SELECT * FROM parquet.`{root}` WHERE {where}"
+    assert exact_rows(si.sql(spark, query, row_groups=False)) == expected
+    si.register(spark, "lineage", str(root))
+    query = f"SELECT * FROM lineage WHERE {where}"
+    assert exact_rows(si.sql(spark, query, row_groups=False)) == expected
