@@ -95,10 +95,9 @@ def test_a_data_column_named_metadata_is_never_filtered_on(spark, tmp_path, colu
     kept = root / "b.parquet"
     named = held_module.spark_file_path(str(skipped))
     struct = pa.struct([("file_path", pa.string())])
-    pq.write_table(pa.table({"id": pa.array([1, 2], pa.int64()),
-                             column: pa.array([{"file_path": "x"}] * 2, struct)}), skipped)  # fmt: skip
-    pq.write_table(pa.table({"id": pa.array([10, 11], pa.int64()),
-                             column: pa.array([{"file_path": named}] * 2, struct)}), kept)  # fmt: skip
+    for target, ids, value in ((skipped, [1, 2], "x"), (kept, [10, 11], named)):
+        lineage = pa.array([{"file_path": value}] * 2, struct)
+        pq.write_table(pa.table({"id": pa.array(ids, pa.int64()), column: lineage}), target)
     si.build_index(str(root), [si.MinMax("id")], spark=spark)
     where = "id >= 10"
     assert si.prune(str(root), where).kept == 1
