@@ -20,17 +20,22 @@ must be typed as, and (for an indexed table) where its index is.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from skipindex.errors import SkipIndexError
+from skipindex.pruning.listed import Listed, list_table
+from skipindex.pruning.prune import prune, prune_listed
+from skipindex.pruning.result import PruneResult
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.held import Held, held_folder
 from skipindex.reading.read import delta_spark_schema
 from skipindex.sql.derive import Catalog, Parsed
+from skipindex.sql.held_listing import HeldListing
 from skipindex.sql.references import TableKey
 from skipindex.store.delta import delta_version
 from skipindex.store.location import StorageOptions, TableLocation, locate
@@ -55,6 +60,7 @@ class Registration:
     storage_options: tuple[tuple[str, str], ...]
     held: Held  # the DataFrame the view is: it holds the listing and the schema
     delta_version: int | None  # Delta: the snapshot the view is
+    listing: HeldListing | None = None  # a Parquet view's listing, renewed with Spark's
 
 
 @dataclass(frozen=True)
@@ -71,6 +77,30 @@ class Source:
     # registered view's own DataFrame, or one held per folder (reading/held.py).
     held: Any = None
     registered: bool = False  # the reference names a view register() made
+    # The files the registered view holds (None: listed by each prune, as prune does).
+    listed: Listed | None = None
+
+    def prune(
+        self, where: Any, time_zone: str, case_sensitive: bool, row_level: Any = "auto"
+    ) -> PruneResult:
+        """:func:`~skipindex.prune` of this table: over the files the view holds
+        where it holds them, else over the table as listed now."""
+        if self.listed is not None:
+            return prune_listed(
+                self.listed,
+                where,
+                time_zone=time_zone,
+                case_sensitive=case_sensitive,
+                row_level=row_level,
+            )
+        return prune(
+            self.path,
+            where,
+            time_zone=time_zone,
+            case_sensitive=case_sensitive,
+            storage_options=dict(self.storage_options) or None,
+            row_level=row_level,
+        )
 
 
 def same_name(name: str, column: str, case_sensitive: bool) -> bool:
@@ -124,10 +154,22 @@ def register(
     else:
         from skipindex.spark.session import escape_glob
 
+        relist = partial(list_table, location.user_root, storage_options)
+        before = _listed_now(relist)
         frame = spark.read.parquet(escape_glob(location.user_root))
         frame.createOrReplaceTempView(name)
-        entry = Registration(name, location.user_root, options, Held.of(frame), None)
+        listing = None if before is None else HeldListing.take(frame, relist, before)
+        entry = Registration(name, location.user_root, options, Held.of(frame), None, listing)
     _registrations.setdefault(spark, {})[name.lower()] = entry
+
+
+def _listed_now(relist: Callable[[], Listed]) -> Listed | None:
+    """The table listed now; None where skipindex cannot list it (its prunes will
+    say why, as they do for a view registered before)."""
+    try:
+        return relist()
+    except (SkipIndexError, OSError):
+        return None
 
 
 def _path_sql(path: str) -> str:
@@ -224,7 +266,12 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
             entry = registration(spark, key.name, case_sensitive)
             if entry is None:
                 return None
-            location = locate(entry.path, dict(entry.storage_options))
+            listed = None if entry.listing is None else entry.listing.current()
+            location = (
+                locate(entry.path, dict(entry.storage_options))
+                if listed is None
+                else listed.location
+            )
             held = entry.held.frame if entry.delta_version is None else None
             return Source(
                 entry.path,
@@ -234,6 +281,7 @@ def _source(spark: Any, key: TableKey, case_sensitive: bool) -> Source | None:
                 delta_version=entry.delta_version,
                 held=held,
                 registered=True,
+                listed=listed,
             )
         location = locate(key.name)
         if key.kind == "parquet":

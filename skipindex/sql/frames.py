@@ -15,11 +15,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
-from skipindex.pruning.prune import PruneResult, prune
+from skipindex.pruning.prune import PruneResult
 from skipindex.reading.read import again_after_swaps, kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
@@ -90,20 +90,13 @@ def _pruned(
 ) -> Pruned:
     try:
         with query_log.source("sql"):  # logged as an si.sql reference, where the log is on
-            result = prune(
-                source.path,
-                cast(Any, where) or "TRUE",  # prune parses text, binds a predicate as given
-                time_zone=view.time_zone,
-                case_sensitive=view.case_sensitive,
-                storage_options=dict(source.storage_options) or None,
-            )
+            # prune parses text, binds a predicate as given
+            result = source.prune(where or "TRUE", view.time_zone, view.case_sensitive)
     except SkipIndexError as exc:
         if not source.must_replace:
             return done(None, None, f"not pruned: {exc}")
         with query_log.paused():  # the listing only: not a query of the workload
-            result = prune(
-                source.path, "TRUE", storage_options=dict(source.storage_options) or None
-            )
+            result = source.prune("TRUE", view.time_zone, view.case_sensitive)
     if source.delta_version is not None and not _same_snapshot(source):
         # no result: its files are the new snapshot's, not those read (nor their keys)
         return done(None, None, _MOVED_ON)

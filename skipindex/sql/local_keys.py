@@ -20,7 +20,7 @@ question to Spark (:func:`~skipindex.sql.dynamic.join_keys`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
-from skipindex.pruning.prune import PruneResult, prune
+from skipindex.pruning.prune import PruneResult
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns, without_views
 from skipindex.sql.catalog import Source, same_name, spark_type
@@ -166,14 +166,8 @@ def _every_row_level(
     at a sample of a file's rows once it finds a match there)."""
     try:
         with query_log.paused():  # the same query again, already logged
-            return prune(
-                source.path,
-                cast(Any, result.predicate if where is None else where),  # a predicate: bound as is
-                time_zone=view.time_zone,
-                case_sensitive=view.case_sensitive,
-                storage_options=dict(source.storage_options) or None,
-                row_level="always",
-            )
+            given = result.predicate if where is None else where  # a predicate: bound as is
+            return source.prune(given, view.time_zone, view.case_sensitive, row_level="always")
     except (SkipIndexError, OSError):
         return None
 

@@ -30,10 +30,10 @@ def fits(dim_bytes: int | None, fact_bytes: int | None, share: int) -> bool:
 
 
 def listed_sizes(source: Source) -> dict[str, int] | None:
-    """Each file of ``source``'s table (relative path) and its size, from one
-    listing (None: it cannot be listed)."""
+    """Each file of ``source``'s table (relative path) and its size, from the
+    listing its view holds, else one listing (None: it cannot be listed)."""
     try:
-        listing = source.location.list_table()
+        listing = source.location.list_table() if source.listed is None else source.listed.listing
     except (SkipIndexError, OSError):
         return None
     return dict(zip(listing.paths.to_pylist(), listing.sizes.tolist(), strict=True))

@@ -251,6 +251,16 @@ def test_a_registered_view_holds_its_listing_until_refreshed_as_spark_does(
         return parquet(self, *paths, **options)
 
     monkeypatch.setattr(reader, "parquet", counted)
+    from skipindex.store.location import TableLocation
+
+    listings: list[str] = []
+    list_table = TableLocation.list_table
+
+    def listed(self: Any) -> Any:
+        listings.append(self.user_root)
+        return list_table(self)
+
+    monkeypatch.setattr(TableLocation, "list_table", listed)
     query = "SELECT id, s FROM fact WHERE id < 60 OR id >= 9000"
     plan = _same(spark, query)
     assert plan.references[0].replaced, plan.explain()
@@ -264,11 +274,21 @@ def test_a_registered_view_holds_its_listing_until_refreshed_as_spark_does(
         pa.table({"id": pa.array([9500], pa.int64()), "k": pa.array([1], pa.int32()), "s": ["n"]}),
         fact / "part-9-new.parquet",
     )
+    si.build_index(str(fact), spark=spark)  # the new file indexed: still not in the view
+    listings.clear()
+    asked.clear()
     before = _same(spark, query)  # the view does not see the new file yet
     assert 9500 not in {row.id for row in before.frame.collect()}
+    assert not listings, "si.sql listed the folder its view holds"
     spark.sql("REFRESH TABLE fact")
     after = _same(spark, query)
     assert 9500 in {row.id for row in after.frame.collect()}
+    assert listings == [str(fact)]  # once, for Spark's new listing
+    spark.catalog.refreshTable("fact")
+    _same(spark, query)
+    assert len(listings) == 2
+    _same(spark, query)
+    assert len(listings) == 2
     assert not asked
 
 
