@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import partial
@@ -61,6 +61,7 @@ class Registration:
     held: Held  # the DataFrame the view is: it holds the listing and the schema
     delta_version: int | None  # Delta: the snapshot the view is
     listing: HeldListing | None = None  # a Parquet view's listing, renewed with Spark's
+    view: Any = None  # the session catalog's entry for the view as made (JVM), if reachable
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,9 @@ def register(
         version = delta_version(location.uri, location.user_root, dict(location.options))
         frame = _delta_frame(spark, location)
         frame.createOrReplaceTempView(name)
-        entry = Registration(name, location.user_root, options, Held.of(frame), version)
+        entry = Registration(
+            name, location.user_root, options, Held.of(frame), version, None, _view(spark, name)
+        )
     else:
         from skipindex.spark.session import escape_glob
 
@@ -159,7 +162,9 @@ def register(
         frame = spark.read.parquet(escape_glob(location.user_root))
         frame.createOrReplaceTempView(name)
         listing = None if before is None else HeldListing.take(frame, relist, before)
-        entry = Registration(name, location.user_root, options, Held.of(frame), None, listing)
+        entry = Registration(
+            name, location.user_root, options, Held.of(frame), None, listing, _view(spark, name)
+        )
     _registrations.setdefault(spark, {})[name.lower()] = entry
 
 
@@ -206,9 +211,25 @@ def registration(spark: Any, name: str, case_sensitive: bool) -> Registration | 
     return entry if _still_registered(spark, entry) else None
 
 
+def _view(spark: Any, name: str) -> Any:
+    """The session catalog and its entry for temporary view ``name`` now (JVM
+    objects; None on Spark Connect)."""
+    try:
+        catalog = spark._jsparkSession.sessionState().catalog()
+        return catalog, catalog.getRawTempView(name)
+    except Exception:
+        return None
+
+
 def _still_registered(spark: Any, entry: Registration) -> bool:
     """Whether the temporary view of ``entry``'s name is still the DataFrame
-    :func:`register` made (the very plan it holds: four calls into the JVM)."""
+    :func:`register` made: its catalog entry is the one made then (the same
+    object, or one equal to it field by field: two calls into the JVM), else
+    its plan is the DataFrame's."""
+    if entry.view is not None:
+        catalog, made = entry.view
+        with suppress(Exception):  # the JVM out of reach: ask as below
+            return bool(catalog.getRawTempView(entry.name).equals(made))
     try:
         found = spark._jsparkSession.sessionState().catalog().getRawTempView(entry.name)
         if not found.isDefined():
