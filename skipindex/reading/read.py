@@ -177,6 +177,7 @@ def kept_rows(
     row_groups: bool = True,
     whole: Callable[[Any, Any, TableLocation, PruneResult], Any] | None = None,
     held: Any = None,
+    leave_out: Callable[[Any, TableLocation, list[str]], Any] = without_files,
 ) -> Any:
     """The rows of the files ``result`` kept, as one DataFrame (not filtered).
 
@@ -188,7 +189,8 @@ def kept_rows(
     ``whole(spark, reader, location, result)`` reads it then, and without
     ``whole`` this returns None there. Given ``held``, a relation over the whole
     folder that holds its listing (:mod:`.held`), the kept files are that
-    relation without the skipped files' rows: no path is looked up, no folder
+    relation without the skipped files' rows (``leave_out``: :func:`.held.without_files`,
+    or :func:`.held.left_out` for SQL text): no path is looked up, no folder
     listed again.
     """
     root = location.user_root
@@ -212,7 +214,7 @@ def kept_rows(
         if by_groups is not None:
             return by_groups
     if held is not None and held_is_safe(location, result):
-        frame = without_files(held, location, result.skipped_files)
+        frame = leave_out(held, location, result.skipped_files)
         if frame is not None:
             return frame
     untyped = any(p.type is None for p in result.partitions)

@@ -20,6 +20,7 @@ from typing import Any
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult
+from skipindex.reading.held import LeftOut, left_out, without_files
 from skipindex.reading.read import again_after_swaps, kept_rows
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
@@ -64,9 +65,12 @@ def prune_source(
     view: SparkView,
     *,
     row_groups: bool = True,
+    as_text: bool = False,
 ) -> Pruned:
     """The files of ``source`` that can hold a row for which ``where`` (SQL text,
-    or an unbound predicate already parsed) is TRUE."""
+    or an unbound predicate already parsed) is TRUE. ``as_text``: the held
+    relation less the skipped files may be a :class:`~skipindex.reading.held.LeftOut`
+    for the query's text rather than a DataFrame."""
     started = time.perf_counter()
 
     def done(result: PruneResult | None, frame: Any, note: str) -> Pruned:
@@ -77,7 +81,7 @@ def prune_source(
     if source.delta_version is not None and not _same_snapshot(source):
         return done(None, None, _MOVED_ON)
     # an in-place cluster may move a kept file meanwhile: then prune again
-    return again_after_swaps(lambda: _pruned(spark, source, where, view, row_groups, done))
+    return again_after_swaps(lambda: _pruned(spark, source, where, view, row_groups, as_text, done))
 
 
 def _pruned(
@@ -86,6 +90,7 @@ def _pruned(
     where: str | Predicate | None,
     view: SparkView,
     row_groups: bool,
+    as_text: bool,
     done: Callable[[PruneResult | None, Any, str], Pruned],
 ) -> Pruned:
     try:
@@ -110,9 +115,12 @@ def _pruned(
         schema=source.schema,
         row_groups=row_groups,
         held=source.held,
+        leave_out=left_out if as_text and _held_typed_as_reference(source) else without_files,
     )
     if frame is None:
         return done(result, None, _READ_WHOLE)
+    if isinstance(frame, LeftOut):
+        return done(result, frame, "")
     frame = _typed_as(frame, source.schema)
     if frame is None:
         return done(result, None, "a view of the kept files would be typed otherwise")
@@ -151,6 +159,12 @@ def _same_snapshot(source: Source) -> bool:
     except SkipIndexError:
         return False
     return current == source.delta_version
+
+
+def _held_typed_as_reference(source: Source) -> bool:
+    """Whether the held relation is typed exactly as the reference (a LeftOut
+    selects its columns as they are)."""
+    return source.held is not None and source.held.schema == source.schema
 
 
 def _typed_as(frame: Any, schema: Any) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skipindex.reading.held import LeftOut
 from skipindex.spark.settings import SparkView
 from skipindex.sql import worth
 from skipindex.sql.catalog import Source
@@ -20,7 +21,7 @@ from skipindex.sql.frames import Pruned, prune_source, reference_whole
 from skipindex.sql.plan import ReferencePlan, reference_plan
 from skipindex.sql.references import Reference
 from skipindex.sql.sizes import kept_bytes, listed_sizes, spark_estimate
-from skipindex.sql.text import placeholder, run_sql, substitute
+from skipindex.sql.text import left_out_sql, placeholder, run_sql, substitute
 
 __all__ = ["QueryRun"]
 
@@ -92,8 +93,9 @@ class QueryRun:
         if same is not None and same in self.same_prunes:
             self.pruned[reference.number] = self.same_prunes[same]
             return
+        source = self.sources[reference.key]
         pruned = prune_source(
-            self.spark, self.sources[reference.key], where, self.view, row_groups=self.row_groups
+            self.spark, source, where, self.view, row_groups=self.row_groups, as_text=True
         )
         self.pruned[reference.number] = pruned
         if same is not None:
@@ -151,7 +153,10 @@ class QueryRun:
             frame = self.read(reference)
             if frame is not None:
                 name = placeholder(reference.number)
-                spans[(reference.start, reference.end)] = reference.replacement("{" + name + "}")
+                text = "{" + name + "}"
+                if isinstance(frame, LeftOut):  # the skipped files left out in the text
+                    text, frame = left_out_sql(text, frame.columns, frame.condition), frame.frame
+                spans[(reference.start, reference.end)] = reference.replacement(text)
                 frames[name] = frame
         if not frames:
             return self.spark.sql(self.parsed.text)

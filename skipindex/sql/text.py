@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["escape", "placeholder", "run_sql", "substitute"]
+__all__ = ["escape", "left_out_sql", "placeholder", "run_sql", "substitute"]
 
 # Passed on every formatted call, so that the formatter always runs (it runs only
 # when given keyword arguments) and doubled braces always mean one brace.
@@ -27,6 +27,12 @@ def placeholder(number: int) -> str:
 def escape(text: str) -> str:
     """``text`` for the formatter: braces doubled."""
     return text.replace("{", "{{").replace("}", "}}")
+
+
+def left_out_sql(relation: str, columns: str, condition: str) -> str:
+    """A subquery of ``relation`` (a formatter-ready placeholder) selecting
+    ``columns`` of the rows meeting ``condition`` (both SQL, escaped here)."""
+    return f"(SELECT {escape(columns)} FROM {relation} WHERE {escape(condition)})"  # noqa: S608 -- columns quoted, paths as literals by sqlglot
 
 
 def substitute(text: str, spans: Mapping[tuple[int, int], str]) -> str:
