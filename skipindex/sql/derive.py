@@ -73,7 +73,8 @@ class Parsed:
 
 
 def parse(text: str, case_sensitive: bool = False) -> Parsed | None:
-    """``text`` parsed (None: not one query sqlglot can parse)."""
+    """``text`` parsed (None: not one query sqlglot can parse); :func:`derive`
+    never changes its tree, so a ``Parsed`` may be kept and derived again."""
     tree = parse_query(text, case_sensitive)
     if tree is None:
         return None
@@ -120,9 +121,10 @@ def derive(parsed: Parsed, catalog: Catalog) -> Derivation:
     if parsed.layout is not None:
         return Derivation(why_whole=parsed.layout)
     types = {r.number: catalog[r.key] for r in parsed.references if r.key in catalog}
+    tree = parsed.tree.copy()  # qualify rewrites the tree it is given: parsed is kept
     try:
         qualify(
-            parsed.tree,
+            tree,
             db=_SESSION_DB,
             schema=_schema(catalog),
             dialect=dialect(parsed.case_sensitive),
@@ -130,7 +132,7 @@ def derive(parsed: Parsed, catalog: Catalog) -> Derivation:
             quote_identifiers=False,
             expand_alias_refs=False,
         )
-        root = build_scope(parsed.tree)
+        root = build_scope(tree)
     except (SqlglotError, RecursionError, ValueError, KeyError) as exc:
         return Derivation(why_whole=f"the query's names could not be resolved ({exc})")
     if root is None:

@@ -21,8 +21,8 @@ import time
 from typing import Any
 
 from skipindex.spark.settings import SparkView
+from skipindex.sql import remembered
 from skipindex.sql.catalog import resolve
-from skipindex.sql.derive import derive, parse
 from skipindex.sql.key_rounds import KeyRounds
 from skipindex.sql.plan import SqlPlan, made_under
 from skipindex.sql.policy import PlanningPolicy, using
@@ -75,12 +75,12 @@ def sql_plan(
 def _planned(spark: Any, query: str, dynamic_keys: int | None, row_groups: bool) -> SqlPlan:
     started = time.perf_counter()
     view = SparkView.of_session(spark)
-    parsed = parse(query, view.case_sensitive)
+    parsed = remembered.parsed(query, view.case_sensitive)
     if parsed is None:
         note = "not one query sqlglot can parse: Spark runs it as written"
         return SqlPlan(query, lambda: spark.sql(query), note=note, seconds=_since(started))
     catalog, sources = resolve(spark, parsed)
-    derivation = derive(parsed, catalog)
+    derivation = remembered.derived(parsed, catalog)
     run = QueryRun(spark, parsed, derivation, sources, view, row_groups)
     run.prune_static()
     rounds = KeyRounds(run)
