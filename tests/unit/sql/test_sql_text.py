@@ -139,3 +139,16 @@ def test_scattered_keys_whose_covering_range_holds_their_runs_stay_that_range():
     keys = sorted({k * 7 // 3 for k in range(3000)})
     text = render(key_condition("f", "k", keys, rows_by_key=True, runs_list=True))
     assert text == f"`k` BETWEEN 0 AND {keys[-1]}"
+
+
+def test_skipped_files_left_out_in_the_text_keep_braces_and_quotes_literal():
+    from skipindex.reading.held import FILE_COLUMN, not_in_files_sql
+    from skipindex.sql.text import left_out_sql
+
+    condition = not_in_files_sql(["/t/a{1}'s.parquet"], FILE_COLUMN)
+    text = left_out_sql("{skipindex_ref_0}", "`x`, `{y}`", condition)
+    formatted = text.format(skipindex_ref_0="view")  # what spark.sql's formatter does
+    assert formatted == (
+        "(SELECT `x`, `{y}` FROM view WHERE NOT `__skipindex_file` IN "
+        "('file:/t/a%7B1%7D\\'s.parquet'))"
+    )
