@@ -21,7 +21,7 @@ class _Index:
     def __init__(self) -> None:
         self.files: Any = _Map()
 
-    def leafDirToChildrenFiles(self) -> Any:  # noqa: N802 -- Spark's name
+    def leafDirToChildrenFiles(self) -> Any:
         if isinstance(self.files, Exception):
             raise self.files
         return self.files

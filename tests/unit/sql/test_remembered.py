@@ -19,7 +19,8 @@ def _conditions(derivation):
 
 def test_the_same_text_is_parsed_and_derived_once_and_matches_a_fresh_derivation():
     first = remembered.parsed(QUERY, False)
-    assert first is not None and remembered.parsed(QUERY, False) is first
+    assert first is not None
+    assert remembered.parsed(QUERY, False) is first
     text_before = first.tree.sql()
     derivation = remembered.derived(first, CATALOG)
     assert first.tree.sql() == text_before  # derive qualified a copy
