@@ -12,7 +12,11 @@ index applies to its held listing before any file is opened (no new listing,
 no path looked up), and which keeps the relation's statistics, so Spark plans
 its joins as it would over the view. The filter names the files to leave out
 (``NOT IN``), never the files to keep: a path spelled otherwise than Spark
-spells it leaves that file in, a missed skip and never a lost row.
+spells it leaves that file in, a missed skip and never a lost row. For si.sql
+the filter is written into the query's text instead (:class:`LeftOut`, over the
+relation with each row's file as a column), so Spark analyses it once with the
+query. A table with a column of its own named ``_metadata`` gets neither: Spark
+gives the name to that column, so its kept files are named instead.
 """
 
 from __future__ import annotations
