@@ -22,6 +22,7 @@ from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult
 from skipindex.reading.held import LeftOut, left_out, without_files
 from skipindex.reading.read import again_after_swaps, kept_rows
+from skipindex.spark.session import is_connect
 from skipindex.spark.settings import SparkView
 from skipindex.sql.catalog import Source
 from skipindex.sql.references import Reference
@@ -115,7 +116,7 @@ def _pruned(
         schema=source.schema,
         row_groups=row_groups,
         held=source.held,
-        leave_out=left_out if as_text and _held_typed_as_reference(source) else without_files,
+        leave_out=left_out if as_text and _text_pays(spark, source) else without_files,
     )
     if frame is None:
         return done(result, None, _READ_WHOLE)
@@ -161,10 +162,14 @@ def _same_snapshot(source: Source) -> bool:
     return current == source.delta_version
 
 
-def _held_typed_as_reference(source: Source) -> bool:
-    """Whether the held relation is typed exactly as the reference (a LeftOut
-    selects its columns as they are)."""
-    return source.held is not None and source.held.schema == source.schema
+def _text_pays(spark: Any, source: Source) -> bool:
+    """Whether the skipped files are left out in the query's text: in a classic
+    session (where a ``where()`` is an analysis in the JVM; a Connect client
+    builds it locally and sends it with the query), over a held relation typed
+    exactly as the reference (a LeftOut selects its columns as they are)."""
+    if is_connect(spark) or source.held is None:
+        return False
+    return bool(source.held.schema == source.schema)
 
 
 def _typed_as(frame: Any, schema: Any) -> Any:

@@ -138,3 +138,20 @@ def test_expression_indexes_through_spark_connect(connect, tmp_path):
         }
         assert {Path(f).name for f in result.files} == truth, where
         assert "might match" not in result.explain(), where
+
+
+def test_sql_over_a_registered_view_through_spark_connect(connect, tmp_path):
+    # A Connect client holds no listing (no JVM here): each prune lists, and the
+    # view less its skipped files travels with the query as a DataFrame.
+    root = six_event_files(tmp_path / "t")
+    si.build_index(root, [si.MinMax("id"), si.EqualityBitmap("mode")], spark=connect)
+    si.register(connect, "events_connect", str(root))
+    for query in (
+        "SELECT id, mode FROM events_connect WHERE id < 150",
+        "SELECT e.id FROM events_connect e JOIN events_connect f ON e.id = f.id "
+        "WHERE f.mode = 'SHIP' AND e.id >= 400",
+    ):
+        plan = si.sql_plan(connect, query)
+        assert any(r.result is not None and r.result.kept < 6 for r in plan.references), query
+        got = sorted(tuple(row) for row in plan.frame.collect())
+        assert got == sorted(tuple(row) for row in connect.sql(query).collect()), query
