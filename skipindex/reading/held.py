@@ -123,12 +123,14 @@ class LeftOut:
 def left_out(frame: Any, location: TableLocation, skipped: list[str]) -> Any:
     """:func:`without_files` as a :class:`LeftOut` (or what ``without_files``
     gives, where no file is skipped or the text cannot be written)."""
-    if not skipped or not isinstance(location.fs, pafs.LocalFileSystem):
+    if (
+        not skipped
+        or not isinstance(location.fs, pafs.LocalFileSystem)
+        or shadows_metadata(frame.schema)
+        or any(field.name.lower() == FILE_COLUMN for field in frame.schema.fields)
+    ):
         return without_files(frame, location, skipped)
-    schema = frame.schema
-    names = [field.name for field in schema.fields]
-    if shadows_metadata(schema) or FILE_COLUMN.lower() in {n.lower() for n in names}:
-        return without_files(frame, location, skipped)
+    names = [field.name for field in frame.schema.fields]
     with_files = _with_files.get(frame)
     if with_files is None:
         path = frame.metadataColumn("_metadata").getField("file_path")

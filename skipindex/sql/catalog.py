@@ -29,7 +29,7 @@ from typing import Any
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.listed import Listed, list_table
-from skipindex.pruning.prune import prune, prune_listed
+from skipindex.pruning.prune import RowLevel, prune, prune_listed
 from skipindex.pruning.result import PruneResult
 from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.held import Held, held_folder
@@ -82,7 +82,7 @@ class Source:
     listed: Listed | None = None
 
     def prune(
-        self, where: Any, time_zone: str, case_sensitive: bool, row_level: Any = "auto"
+        self, where: Any, time_zone: str, case_sensitive: bool, row_level: RowLevel = "auto"
     ) -> PruneResult:
         """:func:`~skipindex.prune` of this table: over the files the view holds
         where it holds them, else over the table as listed now."""

@@ -59,7 +59,7 @@ class HeldListing:
         files = None if index is None else _files(index)
         if files is None:
             return None
-        if not same_files(before.listing, relist().listing) or before.swapping:
+        if before.swapping or not same_files(before.listing, relist().listing):
             return None
         return cls(index, files, before, relist)
 

@@ -93,9 +93,13 @@ class QueryRun:
         if same is not None and same in self.same_prunes:
             self.pruned[reference.number] = self.same_prunes[same]
             return
-        source = self.sources[reference.key]
         pruned = prune_source(
-            self.spark, source, where, self.view, row_groups=self.row_groups, as_text=True
+            self.spark,
+            self.sources[reference.key],
+            where,
+            self.view,
+            row_groups=self.row_groups,
+            as_text=True,
         )
         self.pruned[reference.number] = pruned
         if same is not None:
