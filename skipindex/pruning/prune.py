@@ -323,6 +323,7 @@ def _prune(
         iceberg_kept=None if by_iceberg is None else int(by_iceberg.sum()),
         deleted=_deleted_of(location, listing, kept_in_order),
         listed_bytes=int(listing.sizes.sum()),
+        kept_bytes=int(listing.sizes[keep].sum()),
         skipped_paths=LazyPaths(partial(location.user_paths, listing, np.flatnonzero(~keep))),
     )
 
@@ -365,6 +366,7 @@ def _keep_all(
         partitions=[replace(p, values=p.values.take(order)) for p in logged_partitions(listing)],
         deleted=_deleted_of(location, listing, order),
         listed_bytes=int(listing.sizes.sum()),
+        kept_bytes=int(listing.sizes.sum()),
     )
 
 

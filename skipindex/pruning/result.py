@@ -76,6 +76,8 @@ class PruneResult:
     iceberg_kept: int | None = None
     # Bytes of every listed file: what read() weighs the kept files' paths against.
     listed_bytes: int = 0
+    # Bytes of the kept files: what a filter on each row's file would pass over.
+    kept_bytes: int = 0
     # Kept file -> the rows its table format deleted without rewriting it (Delta
     # deletion vectors, Iceberg position deletes): a reader leaves them out.
     deleted: dict[str, np.ndarray] = field(default_factory=dict, repr=False)

@@ -9,8 +9,10 @@ without the skipped files' rows.
 
 Skipped files leave by a filter on ``_metadata.file_path``, which Spark's file
 index applies to its held listing before any file is opened (no new listing,
-no path looked up), and which keeps the relation's statistics, so Spark plans
-its joins as it would over the view. The filter names the files to leave out
+no path looked up). Spark still evaluates it on every row it reads, and plans
+the relation's joins by the whole folder's size, so the reader uses it only
+while the kept files are small (``reading/read.py``: ``_filter_pays``) and
+names larger kept sets instead. The filter names the files to leave out
 (``NOT IN``), never the files to keep: a path spelled otherwise than Spark
 spells it leaves that file in, a missed skip and never a lost row. For si.sql
 the filter is written into the query's text instead (:class:`LeftOut`, over the

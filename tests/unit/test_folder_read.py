@@ -18,7 +18,7 @@ import skipindex as si
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning.result import PruneResult
 from skipindex.reading.folder import _key, folder_frame, schema_cache
-from skipindex.reading.read import _folder_pays
+from skipindex.reading.read import _filter_pays, _folder_pays
 from skipindex.store.location import locate
 
 EVERY_FILE = "id >= 0"
@@ -127,3 +127,30 @@ def test_the_folder_is_read_where_the_files_skipped_save_less_than_the_paths_cos
         listed_bytes=int(files * mb_each * 2**20),
     )
     assert _folder_pays(result) is folder
+
+
+def test_a_prune_counts_the_bytes_of_the_files_it_keeps(table: Path) -> None:
+    result = si.prune(table, "id >= 10 AND id < 20")
+    assert result.kept == 1
+    assert result.kept_bytes == os.path.getsize(result.files[0])
+    assert result.listed_bytes == sum(os.path.getsize(p) for p in table.glob("*.parquet"))
+    assert si.prune(table, EVERY_FILE).kept_bytes == result.listed_bytes
+
+
+@pytest.mark.parametrize(
+    ("kept_mb", "filter_pays"),
+    [
+        (2.0, True),  # a few small files: the filter on their rows costs a few ms
+        (14.0, True),  # about what building a relation of the kept files costs
+        (30.0, True),  # more, but not by enough to pay for Spark planning anew
+        (40.0, False),  # 9 TPC-H lineitem files: the filter costs twice a relation
+        (160.0, False),  # 36 of them: 0.2-0.25 s of filtering measured
+    ],
+)
+def test_large_kept_sets_are_named_rather_than_filtered_row_by_row(
+    kept_mb: float, filter_pays: bool
+) -> None:
+    result = PruneResult(
+        files=["/t/a.parquet"], total=48, predicate="x", bound="x", kept_bytes=int(kept_mb * 2**20)
+    )
+    assert _filter_pays(result) is filter_pays

@@ -106,6 +106,21 @@ def test_files_deleted_while_listing_are_left_out(tmp_path: Path, monkeypatch):
     assert listed.sizes.tolist() == [9, 9]
 
 
+def test_listing_tells_files_folders_and_the_rest_by_their_stat(tmp_path: Path):
+    (tmp_path / "a.parquet").write_bytes(b"abc")
+    (tmp_path / "k=1").mkdir()
+    (tmp_path / "k=1" / "b.parquet").write_bytes(b"abcdef")
+    os.mkfifo(tmp_path / "pipe.parquet")  # neither file nor folder: not listed
+    (tmp_path / "gone.parquet").symlink_to(tmp_path / "nowhere")  # stat finds nothing
+    listed = locate(tmp_path).list_table()
+    assert [f.path for f in listed.files()] == ["a.parquet", "k=1/b.parquet"]
+    assert listed.sizes.tolist() == [3, 6]
+    expected = [
+        os.stat(tmp_path / p).st_mtime_ns // 1_000_000 for p in ("a.parquet", "k=1/b.parquet")
+    ]
+    assert listed.mtimes_ms.tolist() == expected
+
+
 def test_a_file_name_that_is_not_utf8_is_refused_by_name(tmp_path: Path):
     (tmp_path / "ok.parquet").write_bytes(b"x")
     with open(os.fsencode(tmp_path) + b"/bad\xff.parquet", "wb") as file:
