@@ -38,12 +38,12 @@ PATH_SECONDS = 0.002
 READ_SECONDS_PER_BYTE = 0.0024 / 2**20
 # A relation held over the whole folder leaves the skipped files out by a filter on
 # each row's file: Spark prunes the files by it, but still evaluates it on every row
-# it reads (a path hashed a row: 0.2-0.25 s over the 4.5M rows of 36 TPC-H lineitem
+# it reads (a path hashed a row: 0.1-0.25 s over the 4.5M rows of 36 TPC-H lineitem
 # files, 157 MB, on 2 cores), and plans the relation's joins by the whole folder's
 # size. The kept files named instead are a new relation: its analysis and a look-up
 # per path, 10-25 ms, and no filter; but Spark then plans by the kept files' size,
 # which goes either way (on TPC-H SF1 a broadcast that took a query from 0.98x to
-# 1.8x of plain Spark; on TPC-DS SF1 one over 24 MB of catalog_sales that made a
+# 1.55-1.8x of plain Spark; on TPC-DS SF1 one over 24 MB of catalog_sales that made a
 # query 3x slower). So the filter is kept until its own cost is twice the build's
 # upper end, about 36 MB of kept files, where it clearly dominates.
 FILTER_SECONDS_PER_BYTE = 0.0014 / 2**20

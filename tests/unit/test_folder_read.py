@@ -144,7 +144,7 @@ def test_a_prune_counts_the_bytes_of_the_files_it_keeps(table: Path) -> None:
         (14.0, True),  # about what building a relation of the kept files costs
         (30.0, True),  # more, but not by enough to pay for Spark planning anew
         (40.0, False),  # 9 TPC-H lineitem files: the filter costs twice a relation
-        (160.0, False),  # 36 of them: 0.2-0.25 s of filtering measured
+        (160.0, False),  # 36 of them: 0.1-0.25 s of filtering measured
     ],
 )
 def test_large_kept_sets_are_named_rather_than_filtered_row_by_row(
