@@ -355,6 +355,7 @@ def _keep_all(
     location: TableLocation, listing: Listing, where: Where, started: float, why: str
 ) -> PruneResult:
     order = listing.in_order()
+    listed_bytes = int(listing.sizes.sum())
     return PruneResult(
         files=location.user_paths(listing, order),
         total=len(listing),
@@ -365,8 +366,8 @@ def _keep_all(
         # a table's logged partition values travel with its files (read() needs them)
         partitions=[replace(p, values=p.values.take(order)) for p in logged_partitions(listing)],
         deleted=_deleted_of(location, listing, order),
-        listed_bytes=int(listing.sizes.sum()),
-        kept_bytes=int(listing.sizes.sum()),
+        listed_bytes=listed_bytes,
+        kept_bytes=listed_bytes,  # every file kept
     )
 
 

@@ -203,7 +203,8 @@ def kept_rows(
     folder that holds its listing (:mod:`.held`), the kept files are that
     relation without the skipped files' rows (``leave_out``: :func:`.held.without_files`,
     or :func:`.held.left_out` for SQL text): no path is looked up, no folder
-    listed again.
+    listed again. Only while the kept files are small (:func:`_filter_pays`):
+    Spark evaluates that filter on every row it reads, so larger kept sets are named.
     """
     root = location.user_root
     if location.is_delta:
@@ -225,7 +226,7 @@ def kept_rows(
         by_groups = _read_by_row_groups(spark, reader, schema, result, location, view)
         if by_groups is not None:
             return by_groups
-    if held is not None and held_is_safe(location, result) and _filter_pays(result):
+    if held is not None and _filter_pays(result) and held_is_safe(location, result):
         frame = leave_out(held, location, result.skipped_files)
         if frame is not None:
             return frame
