@@ -127,8 +127,12 @@ class FileBatch:
     @property
     def nbytes(self) -> int:
         """What a cache should count: the payloads and what kinds decoded from them."""
-        kept = sum(int(getattr(v, "nbytes", 0)) for v in self.memo.values())
-        return int(self.payloads.nbytes) + int(self.num_rows.nbytes) + kept
+        return int(self.payloads.nbytes) + int(self.num_rows.nbytes) + self.decoded_nbytes
+
+    @property
+    def decoded_nbytes(self) -> int:
+        """What kinds decoded from the payloads and keep."""
+        return sum(int(getattr(v, "nbytes", 0)) for v in self.memo.values())
 
     def known(self) -> np.ndarray:
         """True where the file has a payload."""

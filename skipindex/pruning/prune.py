@@ -23,11 +23,11 @@ from skipindex.errors import IndexCorruptError
 from skipindex.expressions import prepare
 from skipindex.expressions.calls import is_expression_field
 from skipindex.indexes import kind_for
-from skipindex.pruning.batches import batch_key, cached_batch, new_batch, settle
+from skipindex.pruning.batches import all_cached, batch_key, settle, unit_keys, units_of
 from skipindex.pruning.columns import predicate_columns, top_level
 from skipindex.pruning.coverage import covered_files, listing_positions
 from skipindex.pruning.deleted_rows import DELETED, live_rows
-from skipindex.pruning.evaluate import ROW_LEVELS, Evaluation, IndexColumn, RowLevel, evaluate
+from skipindex.pruning.evaluate import ROW_LEVELS, IndexColumn, RowLevel
 from skipindex.pruning.iceberg import by_field_id, planned, snapshot_view
 from skipindex.pruning.listed import Listed, list_table
 from skipindex.pruning.partition_index import partition_index
@@ -217,29 +217,20 @@ def _prune(
         if d.column in columns
         and (d.expression is not None or split_name(d.column)[0].lower() not in hidden)
     ]
+    fields = {d.field: (d.column, kind_for(d, manifest.arrow_schema)) for d in wanted}
     # This prune's entries in the batch cache: none is evicted to make room for another.
-    in_use = {batch_key(location, manifest, f) for f in ("<listing>", *(d.field for d in wanted))}
-    batches = {d.field: cached_batch(location, manifest, d.field) for d in wanted}
-    unread = [field for field, batch in batches.items() if batch is None]
+    listing_key = batch_key(location, manifest, "<listing>")
+    units = units_of(manifest)
+    in_use = {listing_key, *unit_keys(location, units, fields)}
     # Payloads too large to cache are read and evaluated a group at a time.
-    in_groups = groups_of(location, manifest, unread, batch_cache.max_bytes, PRUNE_BYTES)
-    later = set(in_groups.fields) if in_groups else set()
-    read_now = [f for f in unread if f not in later]
-    segments = read_segments(location, manifest, ["row_group_rows", *read_now])
-    covered, positions = covered_files(
-        segments, listing, batch_key(location, manifest, "<listing>"), in_use
-    )
-    indexes: dict[str, list[IndexColumn]] = defaultdict(list)
+    unread = [f for f in fields if not all_cached(location, units, f)]
+    plan = groups_of(location, manifest, units, unread, batch_cache.max_bytes, PRUNE_BYTES)
+    streamed = {f: fields[f] for f in plan.fields}
+    kept = {f: found for f, found in fields.items() if f not in streamed}
+    segments = read_segments(location, manifest, ["row_group_rows"])
+    covered, positions = covered_files(segments, listing, listing_key, in_use)
+    indexes: dict[str, list[IndexColumn]] = defaultdict(list)  # over every file already
     num_rows = segments.column("num_rows").to_numpy()
-    streamed = {}  # field -> (column, kind) of the payloads read group by group
-    for definition in wanted:
-        kind = kind_for(definition, manifest.arrow_schema)
-        batch = batches[definition.field]
-        if definition.field in later:
-            streamed[definition.field] = (definition.column, kind)
-            continue
-        batch = batch or new_batch(location, manifest, definition.field, segments, num_rows, in_use)
-        indexes[definition.column].append(IndexColumn(kind, batch))
     notes = []
     listed_at = None  # per segment row, its file's place in the listing (partitions need it)
     for partition in partitions:
@@ -260,18 +251,16 @@ def _prune(
             evaluated, deletions = found
             indexes[DELETED.name].append(deletions)
     try:
-        evaluation: Evaluation = (
-            evaluate_groups(
-                location,
-                in_groups.groups,
-                streamed,
-                indexes,
-                evaluated,
-                num_rows,
-                session.row_level,
-            )
-            if in_groups
-            else evaluate(evaluated, num_rows, indexes, session.row_level)
+        evaluation = evaluate_groups(
+            location,
+            plan.groups,
+            kept,
+            streamed,
+            indexes,
+            evaluated,
+            num_rows,
+            session.row_level,
+            in_use,
         )
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)
@@ -279,7 +268,7 @@ def _prune(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; rebuild it with "
             f"`skipindex drop {location.user_root} --all` and `skipindex build`"
         ) from exc
-    settle(location, manifest, (d.field for d in wanted), in_use)
+    settle(location, units, kept, in_use)
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.
     noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))

@@ -1,24 +1,30 @@
-"""Prune a table whose index payloads are too large to hold at once.
+"""Evaluate a table's files a group at a time.
 
-``prune`` reads the payload columns a predicate needs for every file and keeps
-them (and what it decodes) in the batch cache, so that the next prune reads
-nothing. At a million files three bitmap indexes hold gigabytes: more than the
-cache may keep (``SKIPINDEX_CACHE_BYTES``), and more than a driver should hold.
-The payload columns that fit the cache's room (uncompressed, as the segments'
-footers state them) are read whole and kept, as ever; where the others do not,
-the files are evaluated a group at a time: each group's payloads of those
-columns (``SKIPINDEX_PRUNE_BYTES`` at most, default 64 MiB, or one row group of
-a segment) are read, evaluated and let go before the next group is read, so
-memory is bounded by the group, not the table. Every file is evaluated on its
-own payloads either way, so the files kept are the same; only what was read a
-group at a time is not kept for the next prune.
+``prune`` never holds an index column over every file as one array: at a million
+files one equality bitmap's payloads are 340 MB, and joining the segments' parts
+into one array held them twice (1.3 GB of peak memory for one prune). The files
+are evaluated a group at a time instead, in segment order, and each group's
+answers land at its rows:
+
+* payload columns that fit the batch cache's room (uncompressed, as the
+  segments' footers state them) are read a unit (a run of segments,
+  :mod:`skipindex.pruning.batches`) at a time and kept in the cache per unit, so
+  the next prune reads nothing, and a refresh that adds segments reads only
+  those; a group is a unit;
+* where they do not, the files are evaluated a smaller group at a time: each
+  group's payloads of those columns (``SKIPINDEX_PRUNE_BYTES`` at most, default
+  64 MiB, or one row group of a segment) are read, evaluated and let go before
+  the next group is read, so memory is bounded by the group, not the table.
+
+Every file is evaluated on its own payloads either way, so the files kept are
+the same as in one pass over all of them.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -28,6 +34,7 @@ import pyarrow.parquet as pq
 from skipindex.errors import IndexCorruptError
 from skipindex.expressions.nodes import BoundPredicate
 from skipindex.indexes.base import FileBatch, IndexKind
+from skipindex.pruning.batches import Unit, unit_batch
 from skipindex.pruning.evaluate import Evaluation, IndexColumn, LeafReport, RowLevel, evaluate
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
@@ -40,19 +47,26 @@ PRUNE_BYTES = int(os.environ.get("SKIPINDEX_PRUNE_BYTES", str(64 * 1024 * 1024))
 # a limit / this in all, no footer needs reading to know they fit.
 _COMPRESSION = 8
 
+# (column, kind) of an index field, by field.
+Kinds = Mapping[str, tuple[str, IndexKind]]
+
 
 @dataclass(frozen=True)
 class Group:
-    """Consecutive segment rows from ``start``: row groups of some segments."""
+    """Files ``offset`` to ``offset + rows`` of ``unit``, which are rows ``start``
+    on among the rows of every segment; ``parts``: the row groups they are in,
+    per segment (None: the whole unit)."""
 
+    unit: Unit
     start: int
-    parts: tuple[tuple[SegmentRef, tuple[int, ...]], ...]
+    offset: int
     rows: int
+    parts: tuple[tuple[SegmentRef, tuple[int, ...]], ...] | None = None
 
 
 @dataclass(frozen=True)
 class Streaming:
-    """The fields read a group at a time, and the groups."""
+    """The fields read a group at a time (never kept), and the groups."""
 
     fields: tuple[str, ...]
     groups: tuple[Group, ...]
@@ -61,87 +75,155 @@ class Streaming:
 def groups_of(
     location: TableLocation,
     manifest: Manifest,
+    units: Sequence[Unit],
     fields: Sequence[str],
     limit: int,
     budget: int = PRUNE_BYTES,
-) -> Streaming | None:
-    """Which of ``fields`` to read a group at a time: those whose payloads do
-    not fit beside the others in ``limit`` bytes (the first fields are read
-    whole while they fit), with groups of at most ``budget`` bytes of them (or
-    one row group). None where all of them fit."""
+) -> Streaming:
+    """Which of ``fields`` to read a group at a time, and the groups: those
+    fields whose payloads do not fit beside the others in ``limit`` bytes (the
+    first fields are read whole while they fit), in groups of at most ``budget``
+    bytes of them (or one row group). Where all of them fit, a group is a unit."""
+    whole = tuple(Group(unit, unit.start, 0, unit.files) for unit in units)
     if not fields or sum(ref.bytes for ref in manifest.segments) * _COMPRESSION <= limit:
-        return None
-    footers = [_open(location, ref).metadata for ref in manifest.segments]
-    sizes = {f: [_row_group_bytes(footer, f) for footer in footers] for f in fields}
+        return Streaming((), whole)
+    footers = {ref.path: _open(location, ref).metadata for ref in manifest.segments}
+    sizes = {f: {p: _row_group_bytes(footer, f) for p, footer in footers.items()} for f in fields}
     room, streamed = limit, []
     for field in fields:
-        whole = sum(sum(b for _, b in found) for found in sizes[field])
-        if whole <= room:
-            room -= whole
+        total = sum(sum(b for _, b in found) for found in sizes[field].values())
+        if total <= room:
+            room -= total
         else:
             streamed.append(field)
     if not streamed:
-        return None
-    per_group = [
-        [(rows, sum(sizes[f][s][n][1] for f in streamed)) for n, (rows, _) in enumerate(found)]
-        for s, found in enumerate(sizes[streamed[0]])
-    ]
-    return Streaming(tuple(streamed), tuple(_pack(manifest, per_group, budget)))
+        return Streaming((), whole)
+
+    def row_groups(ref: SegmentRef) -> list[tuple[int, int]]:
+        found = sizes[streamed[0]][ref.path]
+        return [
+            (rows, sum(sizes[f][ref.path][n][1] for f in streamed))
+            for n, (rows, _) in enumerate(found)
+        ]
+
+    groups = [g for unit in units for g in _pack(unit, row_groups, budget)]
+    return Streaming(tuple(streamed), tuple(groups))
 
 
-def _pack(manifest: Manifest, per_group: list[list[tuple[int, int]]], budget: int) -> list[Group]:
-    """Consecutive row groups, ``budget`` bytes at a time."""
+def _pack(
+    unit: Unit, row_groups: Callable[[SegmentRef], list[tuple[int, int]]], budget: int
+) -> list[Group]:
+    """Consecutive row groups of a unit's segments, ``budget`` bytes at a time."""
     out: list[Group] = []
     parts: list[tuple[SegmentRef, list[int]]] = []
-    start = held = rows = 0
-    for ref, found in zip(manifest.segments, per_group, strict=True):
-        for number, (group_rows, size) in enumerate(found):
+    offset = held = rows = 0
+    for ref in unit.refs:
+        for number, (group_rows, size) in enumerate(row_groups(ref)):
             if parts and held + size > budget:
-                out.append(_group(start, parts, rows))
-                start, parts, held, rows = start + rows, [], 0, 0
+                out.append(_group(unit, offset, rows, parts))
+                offset, parts, held, rows = offset + rows, [], 0, 0
             if not parts or parts[-1][0] is not ref:
                 parts.append((ref, []))
             parts[-1][1].append(number)
             held, rows = held + size, rows + group_rows
     if parts:
-        out.append(_group(start, parts, rows))
+        out.append(_group(unit, offset, rows, parts))
     return out
+
+
+def _group(unit: Unit, offset: int, rows: int, parts: list[tuple[SegmentRef, list[int]]]) -> Group:
+    found = tuple((ref, tuple(numbers)) for ref, numbers in parts)
+    return Group(unit, unit.start + offset, offset, rows, found)
 
 
 def evaluate_groups(
     location: TableLocation,
     groups: Sequence[Group],
-    kinds: Mapping[str, tuple[str, IndexKind]],
+    kept: Kinds,
+    streamed: Kinds,
     extra: Mapping[str, Sequence[IndexColumn]],
     predicate: BoundPredicate,
     num_rows: np.ndarray,
     row_level: RowLevel,
+    in_use: Collection[tuple[str, ...]],
     budget: int = PRUNE_BYTES,
 ) -> Evaluation:
-    """:func:`evaluate` over every file, a group at a time. ``kinds``: field ->
-    (column, kind) of the payloads read group by group; ``extra``: indexes over
-    every file already (read whole, partitions, deleted rows), taken a group at
-    a time too; ``budget``: the bytes of decoded bitmaps a group may keep while
-    it is evaluated."""
+    """:func:`evaluate` over every file, a group at a time. ``kept``: field ->
+    (column, kind) of the payloads read a unit at a time and kept in the
+    cache (its entries in ``in_use`` are never evicted for one another);
+    ``streamed``: those read a group at a time and let go; ``extra``: indexes
+    over every file already (partitions, deleted rows), taken a group at a time
+    too; ``budget``: the bytes of decoded bitmaps a streamed group may keep
+    while it is evaluated."""
+    if not groups:  # no segment: no file to evaluate, but the conditions are reported
+        empty = {
+            f: FileBatch(num_rows, pa.array([], kind.payload_type()))
+            for f, (_, kind) in {**kept, **streamed}.items()
+        }
+        indexes = _indexes({**kept, **streamed}, empty, extra, slice(0, 0))
+        return evaluate(predicate, num_rows, indexes, row_level)
     might_match = np.zeros(len(num_rows), dtype=bool)
     reports: dict[str, LeafReport] = {}
     total = Evaluation(might_match, [])
     for group in groups:
-        at = np.arange(group.start, group.start + group.rows)
-        rows = num_rows[at]
-        table = _read_group(location, group, list(kinds))
-        indexes: dict[str, list[IndexColumn]] = defaultdict(list)
-        for field, (column, kind) in kinds.items():
-            payloads = table.column(field).combine_chunks()
-            batch = FileBatch(rows, payloads, decode_budget=budget)
-            indexes[column].append(IndexColumn(kind, batch))
-        for column, found in extra.items():
-            indexes[column].extend(replace(i, files=i.files.take(at)) for i in found)
-        part = evaluate(predicate, rows, indexes, row_level)
+        at = slice(group.start, group.start + group.rows)
+        batches = {
+            field: _kept_part(location, group, field, num_rows, in_use, len(kept)) for field in kept
+        }
+        if streamed:
+            table = _read_group(location, group, list(streamed))
+            for field in streamed:
+                payloads = table.column(field).combine_chunks()
+                batches[field] = FileBatch(num_rows[at], payloads, decode_budget=budget)
+        part = evaluate(
+            predicate, num_rows[at], _indexes({**kept, **streamed}, batches, extra, at), row_level
+        )
         might_match[at] = part.might_match
         _merge(total, part, group.start, reports)
     total.leaves = list(reports.values())
     return total
+
+
+def _indexes(
+    kinds: Kinds,
+    batches: Mapping[str, FileBatch],
+    extra: Mapping[str, Sequence[IndexColumn]],
+    at: slice,
+) -> dict[str, list[IndexColumn]]:
+    """The indexes of one group by column: the payloads' kinds in ``kinds``'
+    order, then ``extra``'s taken at the group's rows."""
+    indexes: dict[str, list[IndexColumn]] = defaultdict(list)
+    for field, (column, kind) in kinds.items():
+        indexes[column].append(IndexColumn(kind, batches[field]))
+    positions = np.arange(at.start, at.stop)
+    for column, found in extra.items():
+        indexes[column].extend(replace(i, files=i.files.take(positions)) for i in found)
+    return indexes
+
+
+def _kept_part(
+    location: TableLocation,
+    group: Group,
+    field: str,
+    num_rows: np.ndarray,
+    in_use: Collection[tuple[str, ...]],
+    fields: int,
+) -> FileBatch:
+    """The group's files of a field kept per unit: the unit's batch, or the
+    group's slice of it (what was decoded from the whole is not carried). Of
+    the cache, the batch may fill its unit's share of its field's share (one
+    of ``fields``) with what it decodes."""
+    share = group.unit.files / len(num_rows) / fields
+    unit = group.unit
+    rows = num_rows[unit.start : unit.start + unit.files]
+    batch = unit_batch(location, unit, field, rows, in_use, share)
+    if group.parts is None:
+        return batch
+    return FileBatch(
+        batch.num_rows[group.offset : group.offset + group.rows],
+        batch.payloads.slice(group.offset, group.rows),
+        decode_budget=batch.decode_budget,
+    )
 
 
 def _merge(total: Evaluation, part: Evaluation, start: int, reports: dict[str, LeafReport]) -> None:
@@ -154,10 +236,6 @@ def _merge(total: Evaluation, part: Evaluation, start: int, reports: dict[str, L
         fresh = LeafReport(leaf.condition, leaf.kinds, leaf.note)
         found = reports.setdefault(leaf.condition, fresh)
         found.ruled_out.update(leaf.ruled_out)
-
-
-def _group(start: int, parts: list[tuple[SegmentRef, list[int]]], rows: int) -> Group:
-    return Group(start, tuple((ref, tuple(numbers)) for ref, numbers in parts), rows)
 
 
 def _row_group_bytes(metadata: pq.FileMetaData, field: str) -> list[tuple[int, int]]:
@@ -176,7 +254,7 @@ def _row_group_bytes(metadata: pq.FileMetaData, field: str) -> list[tuple[int, i
 
 def _read_group(location: TableLocation, group: Group, fields: list[str]) -> pa.Table:
     tables = []
-    for ref, numbers in group.parts:
+    for ref, numbers in group.parts or ():
         try:
             tables.append(_open(location, ref).read_row_groups(list(numbers), columns=fields))
         except (pa.ArrowException, OSError, KeyError) as exc:

@@ -84,6 +84,12 @@ class ColumnCache(Generic[V]):
             self._bytes += size
             return True
 
+    def discard(self, key: tuple[str, ...]) -> None:
+        """Keep nothing under ``key`` (any more)."""
+        with self._lock:
+            if (old := self._entries.pop(key, None)) is not None:
+                self._bytes -= old[1]
+
     @property
     def nbytes(self) -> int:
         """The bytes counted for what the cache holds."""

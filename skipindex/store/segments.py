@@ -26,6 +26,7 @@ __all__ = [
     "BASE_FIELDS",
     "FILE_SCHEMA",
     "copy_segments",
+    "read_segment_column",
     "read_segments",
     "SegmentWriter",
     "segment_schema",
@@ -162,6 +163,12 @@ def read_segments(
     if not tables:
         return _empty(manifest, columns)
     return pa.concat_tables(tables, promote_options="none")
+
+
+def read_segment_column(location: TableLocation, ref: SegmentRef, field: str) -> pa.Array:
+    """One column of one segment as one array (index payloads: never cached here)."""
+    column = _read_columns(location, ref, [field]).column(field)
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def _read_one(

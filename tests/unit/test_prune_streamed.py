@@ -15,6 +15,8 @@ import pytest
 import skipindex as si
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import prune as prune_module
+from skipindex.pruning import batches
+from skipindex.pruning.batches import units_of
 from skipindex.pruning.streamed import groups_of
 from skipindex.store.cache import batch_cache, segment_cache
 from skipindex.store.location import locate
@@ -80,11 +82,50 @@ def test_groups_hold_at_most_the_budget(table: Path):
     manifest = load_latest(location)
     assert manifest is not None
     fields = [d.field for d in manifest.indexes]
-    assert groups_of(location, manifest, fields, 1 << 40, 0) is None  # fits: one pass
-    streaming = groups_of(location, manifest, fields, 0, 0)
-    assert streaming is not None
+    units = units_of(manifest)
+    fits = groups_of(location, manifest, units, fields, 1 << 40, 0)
+    assert fits.fields == ()  # one pass per unit
+    assert [g.unit for g in fits.groups] == list(units)
+    streaming = groups_of(location, manifest, units, fields, 0, 0)
     assert streaming.fields == tuple(fields)
     one_each = streaming.groups
-    assert len(one_each) > 1
+    assert len(one_each) > len(units)
     assert [g.start for g in one_each] == list(np.cumsum([0] + [g.rows for g in one_each[:-1]]))
     assert sum(g.rows for g in one_each) == sum(ref.files for ref in manifest.segments) == 24
+
+
+def test_units_hold_consecutive_segments_up_to_their_bytes(table: Path):
+    manifest = load_latest(locate(table))
+    assert manifest is not None and len(manifest.segments) == 4
+    largest = max(ref.bytes for ref in manifest.segments)
+    for limit in (0, largest, 2 * largest, 1 << 40):
+        units = units_of(manifest, limit)
+        assert [ref for unit in units for ref in unit.refs] == list(manifest.segments)
+        assert [u.start for u in units] == list(np.cumsum([0] + [u.files for u in units[:-1]]))
+        assert all(len(u.refs) == 1 or sum(r.bytes for r in u.refs) <= limit for u in units)
+    assert len(units_of(manifest, 0)) == 4
+    assert len(units_of(manifest, 1 << 40)) == 1
+
+
+@pytest.mark.parametrize("where", PREDICATES)
+def test_a_unit_per_segment_keeps_what_one_unit_keeps(table: Path, where: str):
+    """Payloads are cached and evaluated per unit of segments: the answers do
+    not depend on where the units end."""
+    answers = []
+    for limit in (0, 1 << 40):  # a unit per segment; one unit
+        with mock.patch.object(batches, "UNIT_BYTES", limit):
+            manifest = load_latest(locate(table))
+            assert manifest is not None
+            assert len(batches.units_of(manifest, batches.UNIT_BYTES)) == (4 if limit == 0 else 1)
+            segment_cache.clear()
+            batch_cache.clear()
+            answers.append(si.prune(table, where, row_level="always"))
+    one_each, one = answers
+    assert one_each.files == one.files
+    assert one_each.row_groups == one.row_groups
+    assert {f: list(r) for f, r in one_each.rows.items()} == {
+        f: list(r) for f, r in one.rows.items()
+    }
+    assert [(c.condition, dict(c.ruled_out)) for c in one_each.leaves] == [
+        (c.condition, dict(c.ruled_out)) for c in one.leaves
+    ]

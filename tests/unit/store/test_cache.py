@@ -13,8 +13,11 @@ import skipindex as si
 from skipindex.indexes.base import FileBatch
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import streamed
+from skipindex.pruning.batches import units_of
 from skipindex.store import segments
 from skipindex.store.cache import ColumnCache
+from skipindex.store.location import locate
+from skipindex.store.manifest import load_latest
 
 
 def test_a_warm_prune_reads_no_segment_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -215,4 +218,38 @@ def test_payloads_stay_cached_where_only_their_decoded_bitmaps_do_not_fit(
         assert si.prune(str(root), where).files == expected
     assert reads == []
     assert batch_cache.nbytes <= batch_cache.max_bytes
-    assert sum(isinstance(batch_cache.get(k), FileBatch) for k in list(batch_cache._entries)) == 2
+    kept = sum(isinstance(batch_cache.get(k), FileBatch) for k in list(batch_cache._entries))
+    manifest = load_latest(locate(root))
+    assert manifest is not None
+    assert kept == 2 * len(units_of(manifest))  # per field and unit of segments
+
+
+def test_a_refresh_reads_only_the_payloads_of_the_segments_it_added(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Payloads are cached per unit of segments, not per manifest: after a
+    refresh, a warm prune reads the new segments' payloads and no others."""
+    from skipindex.pruning import batches
+    from skipindex.store.cache import batch_cache, segment_cache
+
+    monkeypatch.setattr(batches, "UNIT_BYTES", 0)  # a unit per segment
+    root = tmp_path / "t"
+    _bitmap_table(root)
+    where = "id BETWEEN 150 AND 260 AND m = 3"
+    segment_cache.clear()
+    batch_cache.clear()
+    si.prune(str(root), where)
+    before = load_latest(locate(root))
+    assert before is not None
+    ids = pa.array(range(1000, 1100), pa.int64())
+    pq.write_table(
+        pa.table({"id": ids, "m": pa.array([i % 7 for i in range(100)])}), root / "new.parquet"
+    )
+    build_with(str(root), [si.BitSlicedBitmap("id"), si.EqualityBitmap("m")], InProcessRunner())
+    after = load_latest(locate(root))
+    assert after is not None
+    added = [ref for ref in after.segments if ref not in before.segments]
+    assert added and len(added) < len(after.segments)
+    reads = _payload_reads(monkeypatch)
+    assert si.prune(str(root), "id BETWEEN 150 AND 260 AND m = 3 OR id = 1042").kept == 3
+    assert sorted(reads) == sorted(["bitsliced_bitmap_0", "equality_bitmap_1"] * len(added))
