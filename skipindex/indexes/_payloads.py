@@ -11,6 +11,7 @@ are kept as ``FrozenBitMap`` so no caller can change a shared one in place.
 from __future__ import annotations
 
 import threading
+import weakref
 from functools import cached_property
 from typing import Any
 
@@ -148,13 +149,30 @@ class PayloadColumns:
     @cached_property
     def dense(self) -> DenseColumns:
         """The stored bitmaps as words, for the row-level pass across files."""
+        # The words are kept here, so they call back through a weak reference: a
+        # strong one made a cycle that held each batch's payloads until Python's
+        # cycle collector ran (gigabytes, mid-prune, over a million files).
+        owner = weakref.ref(self)
+
+        def alive() -> PayloadColumns:
+            found = owner()
+            if found is None:  # the words outlived the batch they were decoded from
+                raise ReferenceError("payload columns released while their words are in use")
+            return found
 
         def nulls() -> tuple[np.ndarray, memoryview, np.ndarray] | None:
-            if not self.has_nulls.any():
+            columns = alive()
+            if not columns.has_nulls.any():
                 return None
-            return (*self._binary_of("nulls", flat=False), self.has_nulls)
+            return (*columns._binary_of("nulls", flat=False), columns.has_nulls)
 
-        return DenseColumns(self.num_rows, self.reserve, self._binary_of, nulls)
+        def reserve(cost: int) -> bool:
+            return alive().reserve(cost)
+
+        def items(name: str) -> tuple[np.ndarray, memoryview]:
+            return alive()._binary_of(name)
+
+        return DenseColumns(self.num_rows, reserve, items, nulls)
 
     def _binary_of(self, name: str, flat: bool = True) -> tuple[np.ndarray, memoryview]:
         """Offsets and data of a binary array: a list field's items, or a field."""
