@@ -23,8 +23,9 @@ the same as in one pass over all of them.
 from __future__ import annotations
 
 import os
-from collections import defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections import defaultdict, deque
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,6 +44,10 @@ __all__ = ["PRUNE_BYTES", "Group", "Streaming", "evaluate_groups", "groups_of"]
 
 # Payload bytes a group of files holds, where a prune evaluates in groups.
 PRUNE_BYTES = int(os.environ.get("SKIPINDEX_PRUNE_BYTES", str(64 * 1024 * 1024)))
+# Threads that evaluate groups at once (default: the driver's cores), and the
+# files from which a table's groups are worth spreading over them.
+THREADS = int(os.environ.get("SKIPINDEX_PRUNE_THREADS", str(os.cpu_count() or 1)))
+THREADED_FILES = 1 << 17
 # Segment files hold payloads compressed about this many times at most: below
 # a limit / this in all, no footer needs reading to know they fit.
 _COMPRESSION = 8
@@ -162,10 +167,8 @@ def evaluate_groups(
         }
         indexes = _indexes({**kept, **streamed}, empty, extra, slice(0, 0))
         return evaluate(predicate, num_rows, indexes, row_level)
-    might_match = np.zeros(len(num_rows), dtype=bool)
-    reports: dict[str, LeafReport] = {}
-    total = Evaluation(might_match, [])
-    for group in groups:
+
+    def one(group: Group) -> Evaluation:
         at = slice(group.start, group.start + group.rows)
         batches = {
             field: _kept_part(location, group, field, num_rows, in_use, len(kept)) for field in kept
@@ -175,13 +178,38 @@ def evaluate_groups(
             for field in streamed:
                 payloads = table.column(field).combine_chunks()
                 batches[field] = FileBatch(num_rows[at], payloads, decode_budget=budget)
-        part = evaluate(
-            predicate, num_rows[at], _indexes({**kept, **streamed}, batches, extra, at), row_level
-        )
-        might_match[at] = part.might_match
+        indexes = _indexes({**kept, **streamed}, batches, extra, at)
+        return evaluate(predicate, num_rows[at], indexes, row_level)
+
+    might_match = np.zeros(len(num_rows), dtype=bool)
+    reports: dict[str, LeafReport] = {}
+    total = Evaluation(might_match, [])
+    for group, part in zip(groups, _each(one, groups, len(num_rows)), strict=True):
+        might_match[group.start : group.start + group.rows] = part.might_match
         _merge(total, part, group.start, reports)
     total.leaves = list(reports.values())
     return total
+
+
+def _each(
+    one: Callable[[Group], Evaluation], groups: Sequence[Group], files: int
+) -> Iterator[Evaluation]:
+    """``one`` of each group, in order: on ``THREADS`` threads where the table
+    has ``THREADED_FILES`` files or more (numpy and Arrow let go of the GIL
+    while they decode and combine a group's bitmaps), else in turn, where a
+    thread's start would cost more than the work it shares. One group per
+    thread is in flight, so memory stays bounded by ``THREADS`` groups."""
+    if THREADS < 2 or len(groups) < 2 or files < THREADED_FILES:
+        yield from map(one, groups)
+        return
+    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+        pending: deque[Future[Evaluation]] = deque()
+        for group in groups:
+            if len(pending) >= THREADS:
+                yield pending.popleft().result()
+            pending.append(pool.submit(one, group))
+        while pending:
+            yield pending.popleft().result()
 
 
 def _indexes(

@@ -14,8 +14,8 @@ import pytest
 
 import skipindex as si
 from skipindex.indexing.build import InProcessRunner, build_with
+from skipindex.pruning import batches, streamed
 from skipindex.pruning import prune as prune_module
-from skipindex.pruning import batches
 from skipindex.pruning.batches import units_of
 from skipindex.pruning.streamed import groups_of
 from skipindex.store.cache import batch_cache, segment_cache
@@ -96,7 +96,8 @@ def test_groups_hold_at_most_the_budget(table: Path):
 
 def test_units_hold_consecutive_segments_up_to_their_bytes(table: Path):
     manifest = load_latest(locate(table))
-    assert manifest is not None and len(manifest.segments) == 4
+    assert manifest is not None
+    assert len(manifest.segments) == 4
     largest = max(ref.bytes for ref in manifest.segments)
     for limit in (0, largest, 2 * largest, 1 << 40):
         units = units_of(manifest, limit)
@@ -108,24 +109,29 @@ def test_units_hold_consecutive_segments_up_to_their_bytes(table: Path):
 
 
 @pytest.mark.parametrize("where", PREDICATES)
-def test_a_unit_per_segment_keeps_what_one_unit_keeps(table: Path, where: str):
-    """Payloads are cached and evaluated per unit of segments: the answers do
-    not depend on where the units end."""
+def test_units_on_threads_keep_what_one_unit_keeps(table: Path, where: str):
+    """Payloads are cached and evaluated per unit of segments, and the units on
+    threads where a table is large: the answers depend on neither."""
     answers = []
-    for limit in (0, 1 << 40):  # a unit per segment; one unit
-        with mock.patch.object(batches, "UNIT_BYTES", limit):
+    for limit, threads in ((1 << 40, 1), (0, 1), (0, 3)):  # one unit; one per segment
+        with (
+            mock.patch.object(batches, "UNIT_BYTES", limit),
+            mock.patch.object(streamed, "THREADS", threads),
+            mock.patch.object(streamed, "THREADED_FILES", 0),
+        ):
             manifest = load_latest(locate(table))
             assert manifest is not None
-            assert len(batches.units_of(manifest, batches.UNIT_BYTES)) == (4 if limit == 0 else 1)
+            assert len(batches.units_of(manifest)) == (4 if limit == 0 else 1)
             segment_cache.clear()
             batch_cache.clear()
             answers.append(si.prune(table, where, row_level="always"))
-    one_each, one = answers
-    assert one_each.files == one.files
-    assert one_each.row_groups == one.row_groups
-    assert {f: list(r) for f, r in one_each.rows.items()} == {
-        f: list(r) for f, r in one.rows.items()
-    }
-    assert [(c.condition, dict(c.ruled_out)) for c in one_each.leaves] == [
-        (c.condition, dict(c.ruled_out)) for c in one.leaves
-    ]
+    one, *others = answers
+    for other in others:
+        assert other.files == one.files
+        assert other.row_groups == one.row_groups
+        assert {f: list(r) for f, r in other.rows.items()} == {
+            f: list(r) for f, r in one.rows.items()
+        }
+        assert [(c.condition, dict(c.ruled_out)) for c in other.leaves] == [
+            (c.condition, dict(c.ruled_out)) for c in one.leaves
+        ]
