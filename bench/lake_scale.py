@@ -18,12 +18,14 @@ their index, adds 10,000 new files and builds the index again (in process, no
 Spark): the driver's part (listing, diff, commit) apart from indexing the new files.
 
 Medians; the machine is shared and noisy, so the figures move by tens of percent.
-Not measured here yet: 10^7 files (synthesised index) and pyiceberg's planning
-of the same files.
+``--iceberg`` also plans the 10^4 and 10^5 tables' files as pyiceberg does for
+an Iceberg table that registers them (bench/iceberg_planning.py). Not measured
+here yet: 10^7 files (synthesised index).
 
     ./dev python bench/lake_scale.py            # bench/LAKE_SCALE.md, bench/lake_scale.json
     ./dev python bench/lake_scale.py --plot     # and bench/lake_scale.png
     ./dev python bench/lake_scale.py --refresh  # and a refresh of 10,000 new files
+    ./dev python bench/lake_scale.py --iceberg  # and pyiceberg's planning, same files
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import iceberg_planning  # noqa: E402
 import scale  # noqa: E402
 from measure import mb, median, ms, secs  # noqa: E402
 from runners import ReplicaRunner, ensure_index  # noqa: E402
@@ -56,8 +59,10 @@ PREDICATES = {
     "Bloom": "l_partkey = 4242",
     "3-condition bitmaps": "l_shipmode = 'AIR' AND l_quantity = 1 AND l_discount = 0.00",
 }
-# The million-file table indexes l_shipdate and l_shipmode only (scale._million_specs).
-MILLION_PREDICATES = ("min-max", "min-max + equality bitmap")
+# The million-file table has no Bloom filter (scale._million_specs).
+MILLION_PREDICATES = ("min-max", "min-max + equality bitmap", "3-condition bitmaps")
+# A measurement whose first run takes longer than this is repeated once, not five times.
+SLOW = 5.0
 
 SMALL_CACHE = 256 * 1024 * 1024
 
@@ -78,9 +83,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--plot", action="store_true", help="draw bench/lake_scale.png")
     parser.add_argument("--runs", type=int, default=5, help="warm prunes per measurement")
     parser.add_argument("--refresh", action="store_true", help="time a refresh at 1M files")
+    parser.add_argument(
+        "--iceberg", action="store_true", help="and pyiceberg's planning of the same files"
+    )
     args = parser.parse_args(argv)
     rows = []
     tables = _tables()
+    iceberg_of = {
+        count: iceberg_planning.iceberg_table(table)
+        for count, table in tables
+        if args.iceberg and count <= 100_000
+    }
     for count, table in tables:
         names = MILLION_PREDICATES if count >= 1_000_000 else tuple(PREDICATES)
         started = time.perf_counter()
@@ -100,9 +113,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "prune_warm_s": median(_times(partial(si.prune, str(table), where), 3)),
             }
             for key, env in (("cold", {}), ("small", {"SKIPINDEX_CACHE_BYTES": str(SMALL_CACHE)})):
-                colds = [_cold(table, where, env) for _ in range(3)]
+                colds = [_cold(table, where, env)]
+                if colds[0]["seconds"] <= SLOW:
+                    colds += [_cold(table, where, env) for _ in range(2)]
                 row[f"{key}_s"] = median([c["seconds"] for c in colds])
                 row[f"{key}_hwm"] = int(median([c["hwm"] for c in colds]))
+            if args.iceberg and count <= 100_000:
+                row["iceberg"] = iceberg_planning.plan(iceberg_of[count], name, args.runs)
             rows.append(row)
             print(_line(row), flush=True)
     report: dict[str, Any] = {"rows": rows}
@@ -164,7 +181,10 @@ def _refresh(million: Path, base: Path, new_files: int = 10_000) -> dict[str, fl
 
 
 def _times(action: Callable[[], Any], runs: int) -> list[float]:
+    started = time.perf_counter()
     action()  # warm-up
+    if time.perf_counter() - started > SLOW:
+        runs = 1
     times = []
     for _ in range(runs):
         started = time.perf_counter()
@@ -212,6 +232,27 @@ def render(report: dict[str, Any]) -> str:
         for row in report["rows"]
     )
     lines += ["", *(f"- {name}: `{where}`" for name, where in PREDICATES.items()), ""]
+    peers = [row for row in report["rows"] if "iceberg" in row]
+    if peers:
+        lines += [
+            "Iceberg-style planning of the same files by pyiceberg (`--iceberg`; "
+            "bench/iceberg_planning.py): `plan_files()` over an Iceberg table that "
+            "registers them, pruning by the manifests' column metrics.",
+            "",
+            "| files | predicate | kept: skipindex | kept: pyiceberg | warm ms: Table | "
+            "warm ms: pyiceberg | cold s: skipindex | cold s: pyiceberg | "
+            "peak RSS: skipindex | peak RSS: pyiceberg |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+            *(
+                f"| {row['files']:,} | {row['predicate']} | {row['kept']:,} | "
+                f"{row['iceberg']['kept']:,} | {ms(row['table_warm_s'])} | "
+                f"{ms(row['iceberg']['warm_s'])} | {secs(row['cold_s'])} | "
+                f"{secs(row['iceberg']['cold_s'])} | {mb(row['cold_hwm'])} | "
+                f"{mb(row['iceberg']['cold_hwm'])} |"
+                for row in peers
+            ),
+            "",
+        ]
     refresh = report.get("refresh")
     if refresh:
         lines += [

@@ -209,7 +209,12 @@ MILLION_MEMORY = 2 * 1024**3
 
 
 def _million_specs() -> list[Any]:
-    return [si.MinMax("l_shipdate"), si.EqualityBitmap("l_shipmode")]
+    return [
+        si.MinMax("l_shipdate"),
+        si.EqualityBitmap("l_shipmode"),
+        si.BitSlicedBitmap("l_quantity"),
+        si.BitSlicedBitmap("l_discount"),
+    ]
 
 
 def _million_files(config: Config, section: Section) -> None:
