@@ -103,11 +103,14 @@ def unit_batch(
     num_rows: np.ndarray,
     in_use: Collection[tuple[str, ...]],
     share: float = 1.0,
+    working: int = 0,
 ) -> FileBatch:
     """One index column over a unit's files (whose row counts are ``num_rows``),
     as an earlier prune decoded it, or read now and kept where the cache has
     room beside the entries ``in_use``. ``share``: the unit's part of the
-    table's files, and so of the cache it may fill with what it decodes."""
+    table's files, and so of the cache it may fill with what it decodes;
+    ``working``: what it may decode while it is evaluated in any case (what
+    does not fit the cache is let go after, see :func:`settle`)."""
     key = _unit_key(location, unit, field)
     batch = batch_cache.get(key)
     if isinstance(batch, FileBatch):
@@ -117,9 +120,10 @@ def unit_batch(
     del parts  # a unit is held twice only while it is joined
     # What the unit's share of the cache has room for beyond its payloads may be
     # kept decoded (every unit decoding up to the whole cache would hold many times
-    # it at once); where the batches of one prune decode more than the cache
-    # together, settle() drops what was decoded from those that no longer fit.
-    budget = max(int(batch_cache.max_bytes * share) - int(payloads.nbytes), 0)
+    # it at once), and at least the working bytes: without words to decode into,
+    # the row-level pass goes file by file through pyroaring, minutes at a million
+    # files. settle() drops after the unit's evaluation what the cache cannot keep.
+    budget = max(int(batch_cache.max_bytes * share) - int(payloads.nbytes), working, 0)
     batch = FileBatch(num_rows, payloads, decode_budget=budget)
     batch_cache.put(key, batch, protect=in_use)
     return batch

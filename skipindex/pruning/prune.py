@@ -23,7 +23,7 @@ from skipindex.errors import IndexCorruptError
 from skipindex.expressions import prepare
 from skipindex.expressions.calls import is_expression_field
 from skipindex.indexes import kind_for
-from skipindex.pruning.batches import all_cached, batch_key, settle, unit_keys, units_of
+from skipindex.pruning.batches import all_cached, batch_key, unit_keys, units_of
 from skipindex.pruning.columns import predicate_columns, top_level
 from skipindex.pruning.coverage import covered_files, listing_positions
 from skipindex.pruning.deleted_rows import DELETED, live_rows
@@ -268,7 +268,6 @@ def _prune(
             f"index data ({names}) of {location.user_root} is damaged: {exc}; rebuild it with "
             f"`skipindex drop {location.user_root} --all` and `skipindex build`"
         ) from exc
-    settle(location, units, kept, in_use)
     # An unreadable file (not Parquet, say) has no payloads and no rows: always kept.
     # A readable one with a note lacks payloads only for the columns named there.
     noted = np.asarray(segments.column("error").is_valid().to_numpy(zero_copy_only=False))

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 from skipindex.errors import IndexCorruptError
 from skipindex.expressions.nodes import BoundPredicate
 from skipindex.indexes.base import FileBatch, IndexKind
-from skipindex.pruning.batches import Unit, unit_batch
+from skipindex.pruning.batches import Unit, settle, unit_batch
 from skipindex.pruning.evaluate import Evaluation, IndexColumn, LeafReport, RowLevel, evaluate
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
@@ -158,8 +158,9 @@ def evaluate_groups(
     cache (its entries in ``in_use`` are never evicted for one another);
     ``streamed``: those read a group at a time and let go; ``extra``: indexes
     over every file already (partitions, deleted rows), taken a group at a time
-    too; ``budget``: the bytes of decoded bitmaps a streamed group may keep
-    while it is evaluated."""
+    too; ``budget``: the bytes of decoded bitmaps a group may hold while it is
+    evaluated (what a unit's batches decoded is counted in the cache after its
+    evaluation, and let go where it does not fit)."""
     if not groups:  # no segment: no file to evaluate, but the conditions are reported
         empty = {
             f: FileBatch(num_rows, pa.array([], kind.payload_type()))
@@ -171,7 +172,8 @@ def evaluate_groups(
     def one(group: Group) -> Evaluation:
         at = slice(group.start, group.start + group.rows)
         batches = {
-            field: _kept_part(location, group, field, num_rows, in_use, len(kept)) for field in kept
+            field: _kept_part(location, group, field, num_rows, in_use, len(kept), budget)
+            for field in kept
         }
         if streamed:
             table = _read_group(location, group, list(streamed))
@@ -179,7 +181,10 @@ def evaluate_groups(
                 payloads = table.column(field).combine_chunks()
                 batches[field] = FileBatch(num_rows[at], payloads, decode_budget=budget)
         indexes = _indexes({**kept, **streamed}, batches, extra, at)
-        return evaluate(predicate, num_rows[at], indexes, row_level)
+        found = evaluate(predicate, num_rows[at], indexes, row_level)
+        if group.parts is None:  # the unit's batches: count what they decoded now
+            settle(location, [group.unit], kept, in_use)
+        return found
 
     might_match = np.zeros(len(num_rows), dtype=bool)
     reports: dict[str, LeafReport] = {}
@@ -236,6 +241,7 @@ def _kept_part(
     num_rows: np.ndarray,
     in_use: Collection[tuple[str, ...]],
     fields: int,
+    working: int,
 ) -> FileBatch:
     """The group's files of a field kept per unit: the unit's batch, or the
     group's slice of it (what was decoded from the whole is not carried). Of
@@ -244,7 +250,7 @@ def _kept_part(
     share = group.unit.files / len(num_rows) / fields
     unit = group.unit
     rows = num_rows[unit.start : unit.start + unit.files]
-    batch = unit_batch(location, unit, field, rows, in_use, share)
+    batch = unit_batch(location, unit, field, rows, in_use, share, working)
     if group.parts is None:
         return batch
     return FileBatch(

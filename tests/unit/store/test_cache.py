@@ -279,3 +279,46 @@ def test_payloads_not_cached_are_let_go_when_the_prune_ends(
     finally:
         gc.enable()
     assert alive == []
+
+
+def test_a_tight_cache_still_decodes_into_words_and_lets_them_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Where the cache has room for the payloads (as their footers count them)
+    and not for their decoded words (sparse bitmaps of many values decode to
+    far more than they store), the row-level pass still works on words (the
+    per-file Roaring path took minutes at a million files), and the words are
+    not kept."""
+    from skipindex.indexes import _payloads
+    from skipindex.store.cache import batch_cache
+
+    root = tmp_path / "t"
+    root.mkdir()
+    for k in range(2):
+        rows = pa.array([(i * 7 + k) % 1000 for i in range(5000)], pa.int64())
+        pq.write_table(pa.table({"m": rows}), root / f"p{k}.parquet")
+    build_with(str(root), [si.EqualityBitmap("m")], InProcessRunner())
+    where = "m = 3 OR m = 500"
+    batch_cache.clear()
+    expected = si.prune(str(root), where, row_level="always")
+    location = locate(root)
+    manifest = load_latest(location)
+    assert manifest is not None
+    footers = [streamed._open(location, ref).metadata for ref in manifest.segments]
+    field = manifest.indexes[0].field
+    stored = sum(size for f in footers for _, size in streamed._row_group_bytes(f, field))
+    monkeypatch.setattr(batch_cache, "max_bytes", stored)  # just room for the payloads
+    batch_cache.clear()
+    per_file: list[object] = []
+    real = _payloads.decode
+    monkeypatch.setattr(_payloads, "decode", lambda data: per_file.append(data) or real(data))
+    tight = si.prune(str(root), where, row_level="always")
+    assert tight.files == expected.files
+    assert {f: list(r) for f, r in tight.rows.items()} == {
+        f: list(r) for f, r in expected.rows.items()
+    }
+    assert per_file == []  # no bitmap decoded one file at a time
+    kept = [b for k in list(batch_cache._entries) if isinstance(b := batch_cache.get(k), FileBatch)]
+    assert len(kept) == 1  # the payloads, as they fit
+    assert kept[0].decoded_nbytes == 0  # not what was decoded from them
+    assert batch_cache.nbytes <= batch_cache.max_bytes
