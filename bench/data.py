@@ -12,6 +12,8 @@ count) and is complete once its ``READY`` marker exists; a later run reuses it.
 * ``index_copy(table, name)``: a folder of hard links to the table's files, so
   several index configurations can sit next to identical data files.
 * ``small_files(count, rows)``: ``count`` small files of ``rows`` rows each.
+* ``iceberg_catalog(folder)`` / ``open_catalog(properties)``: a SQLite catalog
+  for the Iceberg copies the benches make.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -232,6 +235,25 @@ def delta_copy(table: Path) -> Path:
         write_deltalake(str(folder), pq.read_table(file), mode="append")
     marker.write_text(f"built in {time.perf_counter() - started:.1f} s\n")
     return folder
+
+
+def iceberg_catalog(folder: Path, name: str = "bench") -> dict[str, str]:
+    """The properties of a SQL catalog on SQLite in ``folder`` (its warehouse
+    under it), as skipindex's ``catalog=`` and :func:`open_catalog` take them."""
+    return {
+        "name": name,
+        "type": "sql",
+        "uri": f"sqlite:///{folder}/catalog.db",
+        "warehouse": f"file://{folder}/warehouse",
+    }
+
+
+def open_catalog(properties: dict[str, str]) -> Any:
+    """pyiceberg's catalog of ``properties`` (its name is one of them)."""
+    from pyiceberg.catalog import load_catalog
+
+    options = dict(properties)
+    return load_catalog(options.pop("name"), **options)
 
 
 def small_files(count: int, rows: int = 100) -> Path:

@@ -58,21 +58,14 @@ print(json.dumps({"seconds": done - started, "hwm": hwm, "kept": kept}))
 def iceberg_table(table: Path) -> dict[str, str]:
     """An Iceberg table of ``table``'s files (registered once): its catalog's properties."""
     import pyarrow.parquet as pq
-    from pyiceberg.catalog import load_catalog
 
     folder = table.parent.parent / f"{table.parent.name}-iceberg"
-    properties = {
-        "name": "lake",
-        "type": "sql",
-        "uri": f"sqlite:///{folder}/catalog.db",
-        "warehouse": f"file://{folder}/warehouse",
-    }
+    properties = data.iceberg_catalog(folder, "lake")
     if (folder / "READY").exists():
         return properties
     started = time.perf_counter()
     data._fresh(folder)
-    options = dict(properties)
-    catalog = load_catalog(options.pop("name"), **options)
+    catalog = data.open_catalog(properties)
     catalog.create_namespace("lake")
     files = [str(f) for f in sorted(table.glob("*.parquet"))]
     iceberg = catalog.create_table("lake.lineitem", schema=pq.read_schema(files[0]))
@@ -85,10 +78,7 @@ def iceberg_table(table: Path) -> dict[str, str]:
 
 def plan(properties: dict[str, str], name: str, runs: int) -> dict[str, Any]:
     """pyiceberg's planning of one lake_scale predicate: files kept, warm and cold."""
-    from pyiceberg.catalog import load_catalog
-
-    options = dict(properties)
-    table = load_catalog(options.pop("name"), **options).load_table("lake.lineitem")
+    table = data.open_catalog(properties).load_table("lake.lineitem")
     row_filter = ROW_FILTERS[name]
     kept = len(table.scan(row_filter=row_filter).plan_files())  # and warms its caches
     warm = []

@@ -25,27 +25,15 @@ from queries import QUERIES, specs
 import skipindex as si
 
 
-def _catalog(folder: Path) -> dict[str, str]:
-    return {
-        "name": "bench",
-        "type": "sql",
-        "uri": f"sqlite:///{folder}/catalog.db",
-        "warehouse": f"file://{folder}/warehouse",
-    }
-
-
 def iceberg_lineitem(source: Path) -> dict[str, str]:
     """The Iceberg copy of ``source`` (made once): its catalog's properties."""
-    from pyiceberg.catalog import load_catalog
-
     folder = source.parent.parent / "iceberg"
-    properties = _catalog(folder)
+    properties = data.iceberg_catalog(folder)
     if (folder / "READY").exists():
         return properties
     started = time.perf_counter()
     data._fresh(folder)
-    options = dict(properties)
-    catalog = load_catalog(options.pop("name"), **options)
+    catalog = data.open_catalog(properties)
     catalog.create_namespace("tpch")
     files = data.data_files(source)
     first = pq.read_table(files[0])
@@ -69,10 +57,7 @@ def run(config: Config) -> Section:
     if described.version is None or described.files_indexed < described.files_listed:
         si.build_index("tpch.lineitem", wanted, catalog=catalog, spark=spark)
     spark.stop()
-    from pyiceberg.catalog import load_catalog
-
-    options = dict(catalog)
-    table = load_catalog(options.pop("name"), **options).load_table("tpch.lineitem")
+    table = data.open_catalog(catalog).load_table("tpch.lineitem")
     paths = [t.file.file_path.removeprefix("file://") for t in table.scan().plan_files()]
     floors = floors_of(paths, [q.sql for q in QUERIES])
     rows: list[list[str]] = []
