@@ -114,18 +114,17 @@ def decode_many(
         out[rows[chunk[clean]], :span] |= words[clean, :span]
         done[chunk[clean]] = True
     flat = out.reshape(-1)
-    for owners, found in parsed.container_rows():
-        which, row = owners, found
+    for which, row in parsed.container_rows():
+        keep: slice | np.ndarray = slice(None)
         past = row >= 64 * width
         if past.any():  # their items are left to decode_words, which says why (no
             # pass over every item otherwise: at a million files that was a fifth of it)
             bad = np.zeros(len(items), dtype=bool)
             bad[which[past]] = True
             keep = ~bad[which]
-            which, row = which[keep], row[keep]
-        word = rows[which] * width + (row >> 6)
-        np.bitwise_or.at(flat, word, np.uint64(1) << (row & 63).astype(np.uint64))
-        done[which] = True
+        word = rows[which[keep]] * width + (row[keep] >> 6)
+        np.bitwise_or.at(flat, word, np.uint64(1) << (row[keep] & 63).astype(np.uint64))
+        done[which[keep]] = True
     for k in np.flatnonzero(~done).tolist():
         decode_words(data[int(start[k]) : int(end[k])], out[rows[k]])
 

@@ -161,12 +161,12 @@ def evaluate_groups(
     too; ``budget``: the bytes of decoded bitmaps a group may hold while it is
     evaluated (what a unit's batches decoded is counted in the cache after its
     evaluation, and let go where it does not fit)."""
+    kinds = {**kept, **streamed}
     if not groups:  # no segment: no file to evaluate, but the conditions are reported
         empty = {
-            f: FileBatch(num_rows, pa.array([], kind.payload_type()))
-            for f, (_, kind) in {**kept, **streamed}.items()
+            f: FileBatch(num_rows, pa.array([], k.payload_type())) for f, (_, k) in kinds.items()
         }
-        indexes = _indexes({**kept, **streamed}, empty, extra, slice(0, 0))
+        indexes = _indexes(kinds, empty, extra, slice(0, 0))
         return evaluate(predicate, num_rows, indexes, row_level)
 
     def one(group: Group) -> Evaluation:
@@ -180,7 +180,7 @@ def evaluate_groups(
             for field in streamed:
                 payloads = table.column(field).combine_chunks()
                 batches[field] = FileBatch(num_rows[at], payloads, decode_budget=budget)
-        indexes = _indexes({**kept, **streamed}, batches, extra, at)
+        indexes = _indexes(kinds, batches, extra, at)
         found = evaluate(predicate, num_rows[at], indexes, row_level)
         if group.parts is None:  # the unit's batches: count what they decoded now
             settle(location, [group.unit], kept, in_use)
@@ -247,9 +247,9 @@ def _kept_part(
     group's slice of it (what was decoded from the whole is not carried). Of
     the cache, the batch may fill its unit's share of its field's share (one
     of ``fields``) with what it decodes."""
-    share = group.unit.files / len(num_rows) / fields
     unit = group.unit
     rows = num_rows[unit.start : unit.start + unit.files]
+    share = unit.files / len(num_rows) / fields
     batch = unit_batch(location, unit, field, rows, in_use, share, working)
     if group.parts is None:
         return batch

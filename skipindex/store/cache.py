@@ -66,8 +66,7 @@ class ColumnCache(Generic[V]):
         and keeps nothing under ``key``, where that cannot make room."""
         size = int(column.nbytes)
         with self._lock:
-            if (old := self._entries.pop(key, None)) is not None:
-                self._bytes -= old[1]
+            self._forget(key)
             needed = self._bytes + size - self.max_bytes
             victims: list[tuple[str, ...]] = []
             for candidate, (_, counted) in self._entries.items():  # least recent first
@@ -87,8 +86,12 @@ class ColumnCache(Generic[V]):
     def discard(self, key: tuple[str, ...]) -> None:
         """Keep nothing under ``key`` (any more)."""
         with self._lock:
-            if (old := self._entries.pop(key, None)) is not None:
-                self._bytes -= old[1]
+            self._forget(key)
+
+    def _forget(self, key: tuple[str, ...]) -> None:
+        """Drop ``key``'s entry and its bytes; the caller holds the lock."""
+        if (old := self._entries.pop(key, None)) is not None:
+            self._bytes -= old[1]
 
     @property
     def nbytes(self) -> int:
