@@ -2,8 +2,9 @@
 
 :func:`decode_many` reads every one-container bitmap of a batch (any file of up
 to 65,536 rows, so every item of small files) with a few numpy passes over all
-of them at once: bitset containers are copied as words, array and run
-containers become row numbers ORed in as bits. Anything else (several
+of them at once: bitset containers are copied as words, array containers
+become row numbers set as bits, run containers a mask per word they touch.
+Anything else (several
 containers, or bytes that do not parse) goes through :func:`decode_words`, one
 bitmap at a time, which raises IndexCorruptError on bytes that are not a bitmap
 of the file. Decoding one bitmap at a time cost about 100 us each: minutes at
@@ -25,7 +26,9 @@ CHUNK_WORDS = 1024  # a Roaring container spans 65,536 rows
 ARRAY_MAX = 4096
 RUNS_COOKIE, NO_RUNS_COOKIE = 12347, 12346
 GATHER_BYTES = 64 << 20  # bitset containers copied per numpy pass
-ROWS_PER_PASS = 1 << 18  # rows of array and run containers set per numpy pass
+ROWS_PER_PASS = 1 << 18  # rows of array containers (or runs) set per numpy pass
+_ALL_SET = np.uint64(0xFFFF_FFFF_FFFF_FFFF)
+BITS_PER_ROW = 64  # files this sparse at most are set through one bool per row
 
 
 def decode_words(data: Any, out: np.ndarray) -> None:
@@ -113,20 +116,97 @@ def decode_many(
         clean = ~words[:, span:].any(axis=1)  # rows past the file: left to decode_words
         out[rows[chunk[clean]], :span] |= words[clean, :span]
         done[chunk[clean]] = True
-    flat = out.reshape(-1)
-    for which, row in parsed.container_rows():
-        keep: slice | np.ndarray = slice(None)
-        past = row >= 64 * width
-        if past.any():  # their items are left to decode_words, which says why (no
-            # pass over every item otherwise: at a million files that was a fifth of it)
-            bad = np.zeros(len(items), dtype=bool)
-            bad[which[past]] = True
-            keep = ~bad[which]
-        word = rows[which[keep]] * width + (row[keep] >> 6)
-        np.bitwise_or.at(flat, word, np.uint64(1) << (row[keep] & 63).astype(np.uint64))
-        done[which[keep]] = True
+    for which, owner, row in parsed.container_rows():
+        keep, good = _leave_past(which, owner, row >= 64 * width)
+        _set_rows(out, rows[which], owner[keep], row[keep])
+        done[good] = True
+    for which, owner, first, last in parsed.container_runs():  # past the file or the container
+        keep, good = _leave_past(which, owner, last >= min(64 * width, 1 << 16))
+        _set_runs(out, rows[which], owner[keep], first[keep], last[keep])
+        done[good] = True
     for k in np.flatnonzero(~done).tolist():
         decode_words(data[int(start[k]) : int(end[k])], out[rows[k]])
+
+
+def _leave_past(
+    which: np.ndarray, owner: np.ndarray, past: np.ndarray
+) -> tuple[slice | np.ndarray, np.ndarray]:
+    """The rows (or runs) to set, and their items: those of items with none
+    ``past`` their file. The others are left to decode_words, which says what
+    is wrong (and no pass over every item when none is: at a million files
+    that was a fifth of the decoding)."""
+    if not past.any():
+        return slice(None), which
+    bad = np.zeros(len(which), dtype=bool)
+    bad[owner[past]] = True
+    return ~bad[owner], which[~bad]
+
+
+def _places(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
+    """``starts[g] + step * k`` for ``k < counts[g]``, group after group: one
+    cumulative sum of ``step`` with a jump where a group starts (``np.repeat``
+    and a rank per place cost several passes more; at a million small files
+    these places are most of a row-level prune)."""
+    starts, counts = starts[counts > 0], counts[counts > 0]
+    steps = np.full(int(counts.sum()), step, dtype=np.int64)
+    last = starts + step * (counts - 1)  # each group's last place
+    steps[np.cumsum(counts) - counts] = starts - np.concatenate(([0], last[:-1]))
+    return np.cumsum(steps)
+
+
+def _groups(counts: np.ndarray) -> np.ndarray:
+    """Each row's group when the groups hold ``counts`` rows one after another
+    (0 for the first's rows, 1 for the next's): a cumulative sum, no repeat."""
+    total = int(counts.sum())
+    return np.cumsum(np.bincount(np.cumsum(counts), minlength=total + 1)[:total])
+
+
+def _set_rows(out: np.ndarray, targets: np.ndarray, owner: np.ndarray, row: np.ndarray) -> None:
+    """OR row ``row[k]`` into ``out[targets[owner[k]]]`` (targets distinct).
+
+    Where the files are small beside the rows set (a few words each, as in a
+    lake of many small files), the rows land as one bool per row of the files,
+    packed into words at once: ``bitwise_or.at`` costs about 20 ns a row, a
+    scattered store and ``packbits`` a few. Sparse rows of large files keep
+    ``bitwise_or.at``, which touches only their words."""
+    width = out.shape[1]
+    bits = len(targets) * width * 64
+    if bits <= BITS_PER_ROW * len(row):
+        mask = np.zeros(bits, dtype=bool)
+        mask[owner * (width * 64) + row] = True
+        out[targets] |= np.packbits(mask, bitorder="little").view("<u8").reshape(-1, width)
+        return
+    word = targets[owner] * width + (row >> 6)
+    np.bitwise_or.at(out.reshape(-1), word, np.uint64(1) << (row & 63).astype(np.uint64))
+
+
+def _set_runs(
+    out: np.ndarray, targets: np.ndarray, owner: np.ndarray, first: np.ndarray, last: np.ndarray
+) -> None:
+    """OR rows ``first[k]..last[k]`` into ``out[targets[owner[k]]]`` a word at a
+    time, never a row at a time (bit-sliced bitmaps of small files are runs of
+    about six rows): each run's first word, its last, and any whole words between."""
+    if len(first) == 0:
+        return
+    flat, width = out.reshape(-1), out.shape[1]
+    lowest, highest = first >> 6, last >> 6
+    word = targets[owner] * width + lowest
+    start = (first & 63).astype(np.uint64)
+    end = np.where(lowest == highest, last & 63, 63).astype(np.uint64)
+    # The runs of one word are neighbours: OR them first, then each word once.
+    _or_words(flat, word, (_ALL_SET >> (np.uint64(63) - end + start)) << start)
+    longer = np.flatnonzero(highest > lowest)
+    if len(longer):
+        tail = word[longer] + (highest - lowest)[longer]
+        _or_words(flat, tail, _ALL_SET >> (np.uint64(63) - (last[longer] & 63).astype(np.uint64)))
+        whole = highest[longer] - lowest[longer] - 1
+        flat[_places(word[longer] + 1, whole, 1)] = _ALL_SET
+
+
+def _or_words(flat: np.ndarray, at: np.ndarray, masks: np.ndarray) -> None:
+    """``flat[at] |= masks``, equal neighbours in ``at`` merged first."""
+    starts = np.flatnonzero(np.concatenate(([True], at[1:] != at[:-1])))
+    np.bitwise_or.at(flat, at[starts], np.bitwise_or.reduceat(masks, starts))
 
 
 def _chunks(items: np.ndarray, sizes: np.ndarray, limit: int) -> list[np.ndarray]:
@@ -165,9 +245,9 @@ class _Headers:
             & (self.body + 8 * CHUNK_WORDS <= self.end)
         )
 
-    def container_rows(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(item, row) for every row of the array and run containers, a bounded
-        number of rows at a time, each item's rows in one group and in order."""
+    def container_rows(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(items, each row's place in items, its row) for the array
+        containers, a bounded number of rows at a time, in order."""
         arrays = np.flatnonzero(
             self.single
             & ~self.is_run
@@ -176,20 +256,24 @@ class _Headers:
         )
         for which in _chunks(arrays, self.card[arrays], ROWS_PER_PASS):
             counts = self.card[which]
-            at = np.repeat(self.body[which], counts) + 2 * ranks(counts)
-            yield np.repeat(which, counts), self._u16(at)
+            yield which, _groups(counts), self._array_rows(self.body[which], counts)
+
+    def container_runs(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(items, each run's place in items, its first row, its last row) for
+        the run containers, a bounded number of runs at a time, in order."""
         runs = np.flatnonzero(self.single & self.is_run & (self.body + 2 <= self.end))
         count = self._u16(self.body[runs])
-        runs = runs[self.body[runs] + 2 + 4 * count <= self.end[runs]]
-        for which in _chunks(runs, self.card[runs], ROWS_PER_PASS):
+        fits = self.body[runs] + 2 + 4 * count <= self.end[runs]
+        runs, count = runs[fits], count[fits]
+        for which in _chunks(runs, count, ROWS_PER_PASS):
             count = self._u16(self.body[which])
-            at = np.repeat(self.body[which] + 2, count) + 4 * ranks(count)
-            first, extra = self._u16(at), self._u16(at + 2)
-            # A run past its container (corrupt) is out of any file of this size
-            # only if the file is small; decode_words checks it then.
-            row = np.repeat(first, extra + 1) + ranks(extra + 1)
-            owner = np.repeat(np.repeat(which, count), extra + 1)
-            yield owner, np.where(row < 1 << 16, row, 1 << 62)
+            at = _places(self.body[which] + 2, count, 4)  # each run's (start, length - 1)
+            first, length = self._u16s(at, 2).T
+            yield which, _groups(count), first, first + length
+
+    def _array_rows(self, body: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The 16-bit rows of array containers starting at ``body``, ``counts`` each."""
+        return self._u16s(_places(body, counts, 2), 1)[:, 0]
 
     def _byte(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
         """The bytes at ``at`` (0 where not ``valid``: maybe past the buffer)."""
@@ -200,6 +284,12 @@ class _Headers:
 
     def _u16(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
         return np.asarray(self._byte(at, valid) | self._byte(at + 1, valid) << 8)
+
+    def _u16s(self, at: np.ndarray, count: int) -> np.ndarray:
+        """``count`` 16-bit numbers from each place in ``at`` (all inside the
+        buffer), shape (places, count): one gather of their bytes."""
+        raw = self.buf[at[:, None] + np.arange(2 * count)]
+        return raw.view("<u2").astype(np.int64)
 
     def _u32(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
         return np.asarray(self._u16(at, valid) | self._u16(at + 2, valid) << 16)

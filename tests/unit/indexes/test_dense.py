@@ -88,6 +88,36 @@ def test_decoding_many_at_once_equals_one_at_a_time(cases, random):
     assert not out[np.setdiff1d(np.arange(len(out)), targets)].any()
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 300).flatmap(
+                lambda n: st.tuples(
+                    st.just(n), st.sets(st.integers(0, n - 1)) | st.builds(set, st.just(range(n)))
+                )
+            ),
+            st.sampled_from(["runs", "no-runs", "mask"]),
+        ),
+        min_size=1,
+        max_size=40,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_many_small_files_decode_as_one_at_a_time(cases, random):
+    """Files of a few words: array rows set as packed bools, runs as a mask per
+    word (runs across word boundaries, whole words, a file's every row)."""
+    blobs = [_serialized(n, rows, writer) for (n, rows), writer in cases]
+    width = words_for(max(n for (n, _), _ in cases))
+    offsets = np.cumsum([0, *map(len, blobs)])
+    targets = np.array(random.sample(range(len(blobs) + 3), len(blobs)), dtype=np.int64)
+    out = np.zeros((len(blobs) + 3, width), dtype=np.uint64)
+    decode_many(offsets, memoryview(b"".join(blobs)), np.arange(len(blobs)), targets, out)
+    for ((_, rows), _), target in zip(cases, targets.tolist(), strict=True):
+        assert _rows_of(out[target]) == rows
+    assert not out[np.setdiff1d(np.arange(len(out)), targets)].any()
+
+
 def test_an_array_container_out_of_order_still_sets_every_row():
     """No Roaring writer stores an array container's rows out of order, but
     decoding ORs words run by run, so such bytes must still set every row."""
