@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from skipindex.errors import IndexCorruptError
 
@@ -225,17 +226,25 @@ class _Headers:
     def __init__(self, buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
         self.buf, self.end = buf, end
         length = end - start
-        cookie = self._u32(start, length >= 8)
+        # Each item's first 16 bytes in one gather (zeros past the buffer's end;
+        # a field is used only where the item is long enough to hold it).
+        head = sliding_window_view(np.concatenate([buf, np.zeros(16, np.uint8)]), 16)[start]
+        words = head.view("<u4")
+        cookie = np.where(length >= 8, words[:, 0], 0)
         plain = (cookie == NO_RUNS_COOKIE) & (length >= 8)
-        size = self._u32(start + 4, plain)
+        size = np.where(plain, words[:, 1], 0)
         self.empty = plain & (size == 0)
         plain &= (size == 1) & (length >= 16)
         runs = (cookie == RUNS_COOKIE) & (length >= 9)  # one container, run flags in a byte
-        header = np.where(runs, start + 5, start + 8)
-        self.is_run = runs & (self._byte(start + 4, runs) & 1 == 1)
-        self.card = self._u16(header + 2, plain | runs) + 1
+        self.is_run = runs & (head[:, 4] & 1 == 1)
+        # key and cardinality - 1: after the flag byte (runs) or the size (no runs)
+        key = np.where(runs, _u16_at(head, 5), _u16_at(head, 8))
+        self.card = (
+            np.where(plain | runs, np.where(runs, _u16_at(head, 7), _u16_at(head, 10)), 0) + 1
+        )
         self.body = np.where(runs, start + 9, start + 16)
-        self.single = (plain | runs) & (self._u16(header, plain | runs) == 0)
+        self.single = (plain | runs) & (key == 0)
+        self.runs = np.where(runs, _u16_at(head, 9), 0)  # a run container's runs
 
     def bitsets(self) -> np.ndarray:
         return np.asarray(
@@ -261,12 +270,13 @@ class _Headers:
     def container_runs(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """(items, each run's place in items, its first row, its last row) for
         the run containers, a bounded number of runs at a time, in order."""
-        runs = np.flatnonzero(self.single & self.is_run & (self.body + 2 <= self.end))
-        count = self._u16(self.body[runs])
-        fits = self.body[runs] + 2 + 4 * count <= self.end[runs]
-        runs, count = runs[fits], count[fits]
-        for which in _chunks(runs, count, ROWS_PER_PASS):
-            count = self._u16(self.body[which])
+        runs = np.flatnonzero(
+            self.single
+            & self.is_run
+            & (self.body + 2 + 4 * self.runs <= self.end)  # its runs all inside it
+        )
+        for which in _chunks(runs, self.runs[runs], ROWS_PER_PASS):
+            count = self.runs[which]
             at = _places(self.body[which] + 2, count, 4)  # each run's (start, length - 1)
             first, length = self._u16s(at, 2).T
             yield which, _groups(count), first, first + length
@@ -275,24 +285,15 @@ class _Headers:
         """The 16-bit rows of array containers starting at ``body``, ``counts`` each."""
         return self._u16s(_places(body, counts, 2), 1)[:, 0]
 
-    def _byte(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-        """The bytes at ``at`` (0 where not ``valid``: maybe past the buffer)."""
-        if valid is None:
-            return np.asarray(self.buf[at], dtype=np.int64)
-        safe = np.where(valid, at, 0)
-        return np.asarray(np.where(valid, self.buf[safe] if len(self.buf) else 0, 0), np.int64)
-
-    def _u16(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-        return np.asarray(self._byte(at, valid) | self._byte(at + 1, valid) << 8)
-
     def _u16s(self, at: np.ndarray, count: int) -> np.ndarray:
         """``count`` 16-bit numbers from each place in ``at`` (all inside the
         buffer), shape (places, count): one gather of their bytes."""
-        raw = self.buf[at[:, None] + np.arange(2 * count)]
-        return raw.view("<u2").astype(np.int64)
+        return np.asarray(sliding_window_view(self.buf, 2 * count)[at].view("<u2"), dtype=np.int64)
 
-    def _u32(self, at: np.ndarray, valid: np.ndarray | None = None) -> np.ndarray:
-        return np.asarray(self._u16(at, valid) | self._u16(at + 2, valid) << 16)
+
+def _u16_at(head: np.ndarray, at: int) -> np.ndarray:
+    """The little-endian 16-bit number at byte ``at`` of each row of ``head``."""
+    return np.asarray(head[:, at].astype(np.int64) | head[:, at + 1].astype(np.int64) << 8)
 
 
 def ranks(counts: np.ndarray) -> np.ndarray:

@@ -49,7 +49,7 @@ class FileValues:
     starts: np.ndarray  # int64 per file, into ``ranked``
 
 
-def file_values(columns: PayloadColumns, minimums: list[int]) -> FileValues | None:
+def file_values(columns: PayloadColumns, minimums: np.ndarray | list[int]) -> FileValues | None:
     """The value of each code of a bit-sliced batch (``minimums``: each file's
     unscaled ``min``), or None where a value is not a 64-bit integer (ranked
     decimals, or values beyond int64)."""
@@ -59,11 +59,14 @@ def file_values(columns: PayloadColumns, minimums: list[int]) -> FileValues | No
     flat = np.asarray(ranked.flat.to_numpy(zero_copy_only=False)) if ranked.valid.any() else None
     if flat is not None and (flat.dtype.kind != "i"):
         return None
-    try:
-        lows = np.array([m if o else 0 for m, o in zip(minimums, offset.tolist(), strict=True)])
-        lows = lows.astype(np.int64, casting="safe") if lows.size else np.zeros(0, np.int64)
-    except (OverflowError, TypeError):
-        return None
+    if isinstance(minimums, np.ndarray) and minimums.dtype == np.int64:
+        lows = np.where(offset, minimums, 0)  # no Python int per file
+    else:
+        try:
+            lows = np.array([m if o else 0 for m, o in zip(minimums, offset.tolist(), strict=True)])
+            lows = lows.astype(np.int64, casting="safe") if lows.size else np.zeros(0, np.int64)
+        except (OverflowError, TypeError):
+            return None
     return FileValues(
         offset,
         lows,
