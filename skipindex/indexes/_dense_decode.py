@@ -226,9 +226,9 @@ class _Headers:
     def __init__(self, buf: np.ndarray, start: np.ndarray, end: np.ndarray) -> None:
         self.buf, self.end = buf, end
         length = end - start
-        # Each item's first 16 bytes in one gather (zeros past the buffer's end;
-        # a field is used only where the item is long enough to hold it).
-        head = sliding_window_view(np.concatenate([buf, np.zeros(16, np.uint8)]), 16)[start]
+        # Each item's first 16 bytes in one gather (a field is used only where
+        # the item is long enough to hold it).
+        head = _heads(buf, start)
         words = head.view("<u4")
         cookie = np.where(length >= 8, words[:, 0], 0)
         plain = (cookie == NO_RUNS_COOKIE) & (length >= 8)
@@ -289,6 +289,19 @@ class _Headers:
         """``count`` 16-bit numbers from each place in ``at`` (all inside the
         buffer), shape (places, count): one gather of their bytes."""
         return np.asarray(sliding_window_view(self.buf, 2 * count)[at].view("<u2"), dtype=np.int64)
+
+
+def _heads(buf: np.ndarray, start: np.ndarray) -> np.ndarray:
+    """The 16 bytes from each of ``start`` (zeros past the buffer's end), without
+    copying the buffer: only its last 16 bytes are padded."""
+    head = np.zeros((len(start), 16), dtype=np.uint8)
+    inside = start <= len(buf) - 16
+    if len(buf) >= 16:
+        head[inside] = sliding_window_view(buf, 16)[start[inside]]
+    base = max(len(buf) - 16, 0)
+    tail = np.concatenate([buf[base:], np.zeros(16, dtype=np.uint8)])
+    head[~inside] = sliding_window_view(tail, 16)[start[~inside] - base]
+    return head
 
 
 def _u16_at(head: np.ndarray, at: int) -> np.ndarray:

@@ -136,13 +136,21 @@ def test_an_array_container_out_of_order_still_sets_every_row():
     assert _rows_of(out[1]) == {1, 66}
 
 
+@pytest.mark.parametrize("where", [1, 2])  # amid the buffer, or its last bytes
 @pytest.mark.parametrize(
     "bad",
-    [b"", BitMap([1, 2]).serialize()[:-1], BitMap([500]).serialize(), b"\x00" * 16],
+    [
+        b"",
+        BitMap([1, 2]).serialize()[:-1],
+        to_bytes(BitMap(range(10, 20)))[:-2],  # a run cut short
+        BitMap([500]).serialize(),
+        b"\x00" * 16,
+    ],
 )
-def test_decoding_many_raises_on_the_one_bad_item(bad):
+def test_decoding_many_raises_on_the_one_bad_item(bad, where):
     good = BitMap([3, 4]).serialize()
-    blobs = [good, bad, good]
+    blobs = [good, good]
+    blobs.insert(where, bad)
     offsets = np.cumsum([0, *map(len, blobs)])
     out = np.zeros((3, 2), dtype=np.uint64)  # files of 128 rows
     with pytest.raises(IndexCorruptError):
