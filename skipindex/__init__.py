@@ -19,6 +19,7 @@ from skipindex.errors import (
     ConflictError,
     IndexCorruptError,
     IndexFormatVersionError,
+    InvalidOptionError,
     InvalidPredicateError,
     InvalidSpecError,
     NotATableError,
@@ -45,6 +46,7 @@ from skipindex.indexing.suggest import Suggestion, suggest_indexes
 from skipindex.layout.cluster import ClusterReport, cluster
 from skipindex.maintain.advice import apply_advice
 from skipindex.maintain.service import MaintainReport, maintain, table_changed
+from skipindex.pruning.options import PruneOptions
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.pruning.table import Table
 from skipindex.reading.read import read
@@ -70,12 +72,14 @@ __all__ = [
     "Gateway",
     "IndexCorruptError",
     "IndexFormatVersionError",
+    "InvalidOptionError",
     "InvalidPredicateError",
     "InvalidSpecError",
     "MaintainReport",
     "MinMax",
     "NgramBloom",
     "NotATableError",
+    "PruneOptions",
     "PruneResult",
     "RangeBitmap",
     "RepairReport",

@@ -10,6 +10,7 @@ __all__ = [
     "ConflictError",
     "IndexCorruptError",
     "IndexFormatVersionError",
+    "InvalidOptionError",
     "InvalidPredicateError",
     "InvalidSpecError",
     "NotATableError",
@@ -37,6 +38,10 @@ class UnknownColumnError(SkipIndexError, KeyError):
 
 class UnsupportedTypeError(SkipIndexError, TypeError):
     """A column's type cannot be indexed by a kind, or compared with a literal."""
+
+
+class InvalidOptionError(SkipIndexError, ValueError):
+    """An option of a call, or the environment variable that sets it, is out of range."""
 
 
 class InvalidPredicateError(SkipIndexError, ValueError):

@@ -3,7 +3,7 @@
 Segment files are written once under a unique name and never change, so neither
 do the payloads in them nor the bitmaps prune decodes from those. Prune keeps
 them in the batch cache between prunes, within its byte budget, per *unit*:
-consecutive segments of a manifest, up to ``UNIT_BYTES`` of segment files. Not
+consecutive segments of a manifest, up to ``PruneOptions.unit_bytes`` of segment files. Not
 one entry per manifest: joining every segment's payloads into one array held
 them twice while it was built (1.3 GB of peak memory for one prune at a million
 files), and a refresh that adds segments would have read them all again. Not
@@ -13,7 +13,6 @@ unit is evaluated on its own (a few hundred microseconds each, however small).
 
 from __future__ import annotations
 
-import os
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -27,7 +26,6 @@ from skipindex.store.manifest import Manifest, SegmentRef
 from skipindex.store.segments import read_segment_column
 
 __all__ = [
-    "UNIT_BYTES",
     "Unit",
     "all_cached",
     "batch_key",
@@ -36,9 +34,6 @@ __all__ = [
     "unit_keys",
     "units_of",
 ]
-
-# Segment file bytes (compressed) a unit holds at most, unless one segment is larger.
-UNIT_BYTES = int(os.environ.get("SKIPINDEX_UNIT_BYTES", str(16 * 1024 * 1024)))
 
 
 @dataclass(frozen=True)
@@ -54,11 +49,10 @@ class Unit:
         return sum(ref.files for ref in self.refs)
 
 
-def units_of(manifest: Manifest, limit: int | None = None) -> tuple[Unit, ...]:
+def units_of(manifest: Manifest, limit: int) -> tuple[Unit, ...]:
     """The manifest's segments in order, packed into units of at most ``limit``
-    bytes (default ``UNIT_BYTES``): the same units for as long as the manifest
-    names the same segments."""
-    limit = UNIT_BYTES if limit is None else limit
+    bytes of segment files (compressed; one segment may be larger): the same
+    units for as long as the manifest names the same segments."""
     out: list[Unit] = []
     refs: list[SegmentRef] = []
     start = held = 0

@@ -30,11 +30,12 @@ from skipindex.pruning.deleted_rows import DELETED, live_rows
 from skipindex.pruning.evaluate import ROW_LEVELS, IndexColumn, RowLevel
 from skipindex.pruning.iceberg import by_field_id, planned, snapshot_view
 from skipindex.pruning.listed import Listed, list_table
+from skipindex.pruning.options import PruneOptions, active
 from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import LazyPaths, PruneResult
 from skipindex.pruning.row_groups import kept_rows
 from skipindex.pruning.session import Session, Where
-from skipindex.pruning.streamed import PRUNE_BYTES, evaluate_groups, groups_of
+from skipindex.pruning.streamed import evaluate_groups, groups_of
 from skipindex.spark.widening import binding_schema
 from skipindex.store import query_log
 from skipindex.store.cache import batch_cache
@@ -74,6 +75,7 @@ def prune(
     catalog: CatalogSpec | None = None,
     snapshot_id: int | None = None,
     as_of: AsOf | None = None,
+    options: PruneOptions | None = None,
 ) -> PruneResult:
     """Files under ``path`` that might hold a row for which ``where`` is TRUE.
 
@@ -100,7 +102,8 @@ def prune(
     (``db.table``), or by the path of its ``metadata.json``; ``snapshot_id``
     prunes as of that snapshot (default: the current one), ``as_of`` as of the
     snapshot current at that time (an aware datetime, ISO 8601 with an offset,
-    or epoch milliseconds).
+    or epoch milliseconds). ``options`` bound the prune's memory and threads
+    (:class:`~skipindex.PruneOptions`; default: the environment's).
     """
     started = time.perf_counter()
     check_options(on_damaged, row_level)
@@ -113,6 +116,7 @@ def prune(
         on_damaged=on_damaged,
         row_level=row_level,
         started=started,
+        options=options,
     )
 
 
@@ -125,11 +129,12 @@ def prune_listed(
     on_damaged: OnDamaged = "raise",
     row_level: RowLevel = "auto",
     started: float | None = None,
+    options: PruneOptions | None = None,
 ) -> PruneResult:
     """:func:`prune` over the files ``listed`` holds."""
     check_options(on_damaged, row_level)
     started = time.perf_counter() if started is None else started
-    session = Session.of(where, time_zone, case_sensitive, row_level)
+    session = Session.of(where, time_zone, case_sensitive, row_level, options or active())
     location, listing = listed.location, listed.listing
     try:
         result = _prune_latest(location, listing, where, session, started)
@@ -220,11 +225,14 @@ def _prune(
     fields = {d.field: (d.column, kind_for(d, manifest.arrow_schema)) for d in wanted}
     # This prune's entries in the batch cache: none is evicted to make room for another.
     listing_key = batch_key(location, manifest, "<listing>")
-    units = units_of(manifest)
+    options = session.options
+    units = units_of(manifest, options.unit_bytes)
     in_use = {listing_key, *unit_keys(location, units, fields)}
     # Payloads too large to cache are read and evaluated a group at a time.
     unread = [f for f in fields if not all_cached(location, units, f)]
-    plan = groups_of(location, manifest, units, unread, batch_cache.max_bytes, PRUNE_BYTES)
+    plan = groups_of(
+        location, manifest, units, unread, batch_cache.max_bytes, options.working_bytes
+    )
     streamed = {f: fields[f] for f in plan.fields}
     kept = {f: found for f, found in fields.items() if f not in streamed}
     segments = read_segments(location, manifest, ["row_group_rows"])
@@ -261,6 +269,7 @@ def _prune(
             num_rows,
             session.row_level,
             in_use,
+            options,
         )
     except IndexCorruptError as exc:  # raised only where stored bytes are decoded
         names = ", ".join(f"{d.kind} on {d.column}" for d in wanted)

@@ -3,13 +3,14 @@ matches column names, and how hard a prune looks at row level."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import TYPE_CHECKING, TypeAlias
 
 from skipindex.errors import InvalidPredicateError
 from skipindex.expressions.timezones import default_time_zone, zone_named
 from skipindex.pruning.evaluate import RowLevel
+from skipindex.pruning.options import PruneOptions, active
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -28,6 +29,7 @@ class Session:
     zone_text: str
     case_sensitive: bool | None
     row_level: RowLevel = "auto"  # not a session setting: how hard to look
+    options: PruneOptions = field(default_factory=active)  # nor these: memory and threads
 
     @classmethod
     def of(
@@ -36,6 +38,7 @@ class Session:
         time_zone: str | None,
         case_sensitive: bool | None,
         row_level: RowLevel,
+        options: PruneOptions | None = None,
     ) -> Session:
         """``where``'s literals read in ``time_zone``; by default the zone of the
         session a Column belongs to, else what a new Spark session uses."""
@@ -44,7 +47,7 @@ class Session:
             zone = zone_named(zone_text)
         except ValueError as exc:
             raise InvalidPredicateError(f"time_zone: {exc}") from None
-        return cls(zone, zone_text, case_sensitive, row_level)
+        return cls(zone, zone_text, case_sensitive, row_level, options or active())
 
 
 def _column_session_zone(where: Where) -> str | None:

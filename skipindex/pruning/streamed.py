@@ -12,8 +12,8 @@ answers land at its rows:
   the next prune reads nothing, and a refresh that adds segments reads only
   those; a group is a unit;
 * where they do not, the files are evaluated a smaller group at a time: each
-  group's payloads of those columns (``SKIPINDEX_PRUNE_BYTES`` at most, default
-  64 MiB, or one row group of a segment) are read, evaluated and let go before
+  group's payloads of those columns (``PruneOptions.working_bytes`` at most,
+  default 64 MiB, or one row group of a segment) are read, evaluated and let go before
   the next group is read, so memory is bounded by the group, not the table.
 
 Every file is evaluated on its own payloads either way, so the files kept are
@@ -22,7 +22,6 @@ the same as in one pass over all of them.
 
 from __future__ import annotations
 
-import os
 from collections import defaultdict, deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -37,17 +36,12 @@ from skipindex.expressions.nodes import BoundPredicate
 from skipindex.indexes.base import FileBatch, IndexKind
 from skipindex.pruning.batches import Unit, settle, unit_batch
 from skipindex.pruning.evaluate import Evaluation, IndexColumn, LeafReport, RowLevel, evaluate
+from skipindex.pruning.options import PruneOptions
 from skipindex.store.location import TableLocation
 from skipindex.store.manifest import Manifest, SegmentRef
 
-__all__ = ["PRUNE_BYTES", "Group", "Streaming", "evaluate_groups", "groups_of"]
+__all__ = ["Group", "Streaming", "evaluate_groups", "groups_of"]
 
-# Payload bytes a group of files holds, where a prune evaluates in groups.
-PRUNE_BYTES = int(os.environ.get("SKIPINDEX_PRUNE_BYTES", str(64 * 1024 * 1024)))
-# Threads that evaluate groups at once (default: the driver's cores), and the
-# files from which a table's groups are worth spreading over them.
-THREADS = int(os.environ.get("SKIPINDEX_PRUNE_THREADS", str(os.cpu_count() or 1)))
-THREADED_FILES = 1 << 17
 # Segment files hold payloads compressed about this many times at most: below
 # a limit / this in all, no footer needs reading to know they fit.
 _COMPRESSION = 8
@@ -83,7 +77,7 @@ def groups_of(
     units: Sequence[Unit],
     fields: Sequence[str],
     limit: int,
-    budget: int = PRUNE_BYTES,
+    budget: int,
 ) -> Streaming:
     """Which of ``fields`` to read a group at a time, and the groups: those
     fields whose payloads do not fit beside the others in ``limit`` bytes (the
@@ -151,15 +145,15 @@ def evaluate_groups(
     num_rows: np.ndarray,
     row_level: RowLevel,
     in_use: Collection[tuple[str, ...]],
-    budget: int = PRUNE_BYTES,
+    options: PruneOptions,
 ) -> Evaluation:
     """:func:`evaluate` over every file, a group at a time. ``kept``: field ->
     (column, kind) of the payloads read a unit at a time and kept in the
     cache (its entries in ``in_use`` are never evicted for one another);
     ``streamed``: those read a group at a time and let go; ``extra``: indexes
     over every file already (partitions, deleted rows), taken a group at a time
-    too; ``budget``: the bytes of decoded bitmaps a group may hold while it is
-    evaluated (what a unit's batches decoded is counted in the cache after its
+    too; ``options.working_bytes``: the bytes of decoded bitmaps a group may
+    hold while it is evaluated (what a unit's batches decoded is counted in the cache after its
     evaluation, and let go where it does not fit)."""
     kinds = {**kept, **streamed}
     if not groups:  # no segment: no file to evaluate, but the conditions are reported
@@ -168,6 +162,8 @@ def evaluate_groups(
         }
         indexes = _indexes(kinds, empty, extra, slice(0, 0))
         return evaluate(predicate, num_rows, indexes, row_level)
+
+    budget = options.working_bytes
 
     def one(group: Group) -> Evaluation:
         at = slice(group.start, group.start + group.rows)
@@ -189,7 +185,7 @@ def evaluate_groups(
     might_match = np.zeros(len(num_rows), dtype=bool)
     reports: dict[str, LeafReport] = {}
     total = Evaluation(might_match, [])
-    for group, part in zip(groups, _each(one, groups, len(num_rows)), strict=True):
+    for group, part in zip(groups, _each(one, groups, len(num_rows), options), strict=True):
         might_match[group.start : group.start + group.rows] = part.might_match
         _merge(total, part, group.start, reports)
     total.leaves = list(reports.values())
@@ -197,20 +193,21 @@ def evaluate_groups(
 
 
 def _each(
-    one: Callable[[Group], Evaluation], groups: Sequence[Group], files: int
+    one: Callable[[Group], Evaluation], groups: Sequence[Group], files: int, options: PruneOptions
 ) -> Iterator[Evaluation]:
-    """``one`` of each group, in order: on ``THREADS`` threads where the table
-    has ``THREADED_FILES`` files or more (numpy and Arrow let go of the GIL
+    """``one`` of each group, in order: on ``options.threads`` threads where the
+    table has ``options.threaded_files`` files or more (numpy and Arrow let go of the GIL
     while they decode and combine a group's bitmaps), else in turn, where a
     thread's start would cost more than the work it shares. One group per
-    thread is in flight, so memory stays bounded by ``THREADS`` groups."""
-    if THREADS < 2 or len(groups) < 2 or files < THREADED_FILES:
+    thread is in flight, so memory stays bounded by that many groups."""
+    threads = options.threads
+    if threads < 2 or len(groups) < 2 or files < options.threaded_files:
         yield from map(one, groups)
         return
-    with ThreadPoolExecutor(max_workers=THREADS) as pool:
+    with ThreadPoolExecutor(max_workers=threads) as pool:
         pending: deque[Future[Evaluation]] = deque()
         for group in groups:
-            if len(pending) >= THREADS:
+            if len(pending) >= threads:
                 yield pending.popleft().result()
             pending.append(pool.submit(one, group))
         while pending:

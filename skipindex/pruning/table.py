@@ -16,6 +16,7 @@ from functools import partial
 
 from skipindex.pruning.evaluate import RowLevel
 from skipindex.pruning.listed import Listed, list_table
+from skipindex.pruning.options import PruneOptions
 from skipindex.pruning.prune import OnDamaged, prune_listed
 from skipindex.pruning.result import PruneResult
 from skipindex.pruning.session import Where
@@ -72,6 +73,7 @@ class Table:
         case_sensitive: bool | None = None,
         on_damaged: OnDamaged = "raise",
         row_level: RowLevel = "auto",
+        options: PruneOptions | None = None,
     ) -> PruneResult:
         """:func:`~skipindex.prune` over the files held: the same answer as
         ``prune`` gives on a table that has not changed since it was listed."""
@@ -82,4 +84,5 @@ class Table:
             case_sensitive=case_sensitive,
             on_damaged=on_damaged,
             row_level=row_level,
+            options=options,
         )

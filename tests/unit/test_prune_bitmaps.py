@@ -21,7 +21,6 @@ import skipindex as si
 from skipindex.indexes import _selection
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import evaluate
-from skipindex.pruning import prune as prune_module
 from skipindex.store.cache import batch_cache
 from tests._support import (
     duckdb_matching_row_groups,
@@ -72,10 +71,10 @@ def _run(
             with (
                 mock.patch.object(evaluate, "DENSE_WALK", dense),
                 mock.patch.object(evaluate, "RESTRICT_BELOW", restrict_below),
-                mock.patch.object(prune_module, "PRUNE_BYTES", 0),
                 mock.patch.object(batch_cache, "max_bytes", 0 if stream else batch_cache.max_bytes),
             ):
-                result = si.prune(str(root / "t"), p, row_level=row_level)
+                streaming = si.PruneOptions(working_bytes=0)  # a segment row group at a time
+                result = si.prune(str(root / "t"), p, row_level=row_level, options=streaming)
             kept = {Path(f).name: f for f in result.files}
             _check_rows(p, result, kept, rows_by_file, exact_rows)
             out.append((p, set(rows_by_file), set(kept)))

@@ -1,5 +1,5 @@
 """A prune whose payloads exceed what the cache may hold evaluates the files a
-group of SKIPINDEX_PRUNE_BYTES at a time (pruning/streamed.py): the same files,
+group of PruneOptions.working_bytes at a time (pruning/streamed.py): the same files,
 row groups, rows and per-condition counts as evaluating them all at once."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import pytest
 
 import skipindex as si
 from skipindex.indexing.build import InProcessRunner, build_with
-from skipindex.pruning import batches, streamed
-from skipindex.pruning import prune as prune_module
+from skipindex.pruning import batches
 from skipindex.pruning.batches import units_of
+from skipindex.pruning.options import using
 from skipindex.pruning.streamed import groups_of
 from skipindex.store.cache import batch_cache, segment_cache
 from skipindex.store.location import locate
@@ -55,11 +55,9 @@ def _prune(table: Path, where: str, grouped: bool) -> si.PruneResult:
     segment_cache.clear()
     batch_cache.clear()
     room = 0 if grouped else batch_cache.max_bytes  # no room: every payload too large
-    with (
-        mock.patch.object(prune_module, "PRUNE_BYTES", 0),  # a row group at a time
-        mock.patch.object(batch_cache, "max_bytes", room),
-    ):
-        return si.prune(table, where, row_level="always")
+    with mock.patch.object(batch_cache, "max_bytes", room):
+        # working_bytes 0: a row group at a time
+        return si.prune(table, where, row_level="always", options=si.PruneOptions(working_bytes=0))
 
 
 @pytest.mark.parametrize("where", PREDICATES)
@@ -82,7 +80,7 @@ def test_groups_hold_at_most_the_budget(table: Path):
     manifest = load_latest(location)
     assert manifest is not None
     fields = [d.field for d in manifest.indexes]
-    units = units_of(manifest)
+    units = units_of(manifest, si.PruneOptions().unit_bytes)
     fits = groups_of(location, manifest, units, fields, 1 << 40, 0)
     assert fits.fields == ()  # one pass per unit
     assert [g.unit for g in fits.groups] == list(units)
@@ -114,17 +112,17 @@ def test_units_on_threads_keep_what_one_unit_keeps(table: Path, where: str):
     threads where a table is large: the answers depend on neither."""
     answers = []
     for limit, threads in ((1 << 40, 1), (0, 1), (0, 3)):  # one unit; one per segment
-        with (
-            mock.patch.object(batches, "UNIT_BYTES", limit),
-            mock.patch.object(streamed, "THREADS", threads),
-            mock.patch.object(streamed, "THREADED_FILES", 0),
-        ):
-            manifest = load_latest(locate(table))
-            assert manifest is not None
-            assert len(batches.units_of(manifest)) == (4 if limit == 0 else 1)
-            segment_cache.clear()
-            batch_cache.clear()
-            answers.append(si.prune(table, where, row_level="always"))
+        options = si.PruneOptions(unit_bytes=limit, threads=threads, threaded_files=0)
+        manifest = load_latest(locate(table))
+        assert manifest is not None
+        assert len(batches.units_of(manifest, limit)) == (4 if limit == 0 else 1)
+        segment_cache.clear()
+        batch_cache.clear()
+        if threads == 1:  # the options of a block, as read() and sql() prune in it
+            with using(options):
+                answers.append(si.prune(table, where, row_level="always"))
+        else:
+            answers.append(si.Table(table).prune(where, row_level="always", options=options))
     one, *others = answers
     for other in others:
         assert other.files == one.files

@@ -221,7 +221,9 @@ def test_payloads_stay_cached_where_only_their_decoded_bitmaps_do_not_fit(
     kept = sum(isinstance(batch_cache.get(k), FileBatch) for k in list(batch_cache._entries))
     manifest = load_latest(locate(root))
     assert manifest is not None
-    assert kept == 2 * len(units_of(manifest))  # per field and unit of segments
+    assert kept == 2 * len(
+        units_of(manifest, si.PruneOptions().unit_bytes)
+    )  # per field and unit of segments
 
 
 def test_a_refresh_reads_only_the_payloads_of_the_segments_it_added(
@@ -229,16 +231,15 @@ def test_a_refresh_reads_only_the_payloads_of_the_segments_it_added(
 ):
     """Payloads are cached per unit of segments, not per manifest: after a
     refresh, a warm prune reads the new segments' payloads and no others."""
-    from skipindex.pruning import batches
     from skipindex.store.cache import batch_cache, segment_cache
 
-    monkeypatch.setattr(batches, "UNIT_BYTES", 0)  # a unit per segment
+    per_segment = si.PruneOptions(unit_bytes=0)  # a unit per segment
     root = tmp_path / "t"
     _bitmap_table(root)
     where = "id BETWEEN 150 AND 260 AND m = 3"
     segment_cache.clear()
     batch_cache.clear()
-    si.prune(str(root), where)
+    si.prune(str(root), where, options=per_segment)
     before = load_latest(locate(root))
     assert before is not None
     ids = pa.array(range(1000, 1100), pa.int64())
@@ -252,7 +253,8 @@ def test_a_refresh_reads_only_the_payloads_of_the_segments_it_added(
     assert added
     assert len(added) < len(after.segments)
     reads = _payload_reads(monkeypatch)
-    assert si.prune(str(root), "id BETWEEN 150 AND 260 AND m = 3 OR id = 1042").kept == 3
+    again = si.prune(str(root), f"{where} OR id = 1042", options=per_segment)
+    assert again.kept == 3
     assert sorted(reads) == sorted(["bitsliced_bitmap_0", "equality_bitmap_1"] * len(added))
 
 
