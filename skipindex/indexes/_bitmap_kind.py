@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import threading
 from abc import abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, cast
@@ -52,8 +53,10 @@ class BitmapKind(RowLevelKind):
         super().__init__(column, arrow_type, params)
         # Kinds are made per prune, so this memo lives for one prune; a prune may
         # ask about several batches (groups of files, the files left alive), so
-        # each answer remembers the batch it is about.
-        self._selections: dict[BoundLeaf, tuple[FileBatch, Selection | None]] = {}
+        # each answer remembers the batch it is about. An entry per thread: a
+        # large table's groups are evaluated on several threads at once, which
+        # would otherwise take each other's entry and compute it again.
+        self._selections: dict[tuple[int, BoundLeaf], tuple[FileBatch, Selection | None]] = {}
 
     def value_type(self) -> pa.DataType:
         return physical_type(self.arrow_type)
@@ -88,11 +91,12 @@ class BitmapKind(RowLevelKind):
         return found
 
     def selection(self, leaf: BoundLeaf, files: FileBatch) -> Selection | None:
-        found = self._selections.get(leaf)
+        key = (threading.get_ident(), leaf)
+        found = self._selections.get(key)
         if found is None or found[0] is not files:
             codes = self.file_codes(files)
             found = (files, select(leaf, codes.lows, codes.highs, codes.sizes))
-            self._selections[leaf] = found
+            self._selections[key] = found
         return found[1]
 
     def selectivity(self, leaf: BoundLeaf, files: FileBatch, positions: np.ndarray) -> np.ndarray:

@@ -4,6 +4,7 @@ row groups, rows and per-condition counts as evaluating them all at once."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -133,3 +134,24 @@ def test_units_on_threads_keep_what_one_unit_keeps(table: Path, where: str):
         assert [(c.condition, dict(c.ruled_out)) for c in other.leaves] == [
             (c.condition, dict(c.ruled_out)) for c in one.leaves
         ]
+
+
+def test_threads_work_out_each_groups_selection_once(table: Path, monkeypatch: pytest.MonkeyPatch):
+    """A kind's memo of which values a condition selects is per thread: groups on
+    threads at once do not take each other's entry and work it out again."""
+    from skipindex.indexes import _bitmap_kind
+
+    made = []
+    real = _bitmap_kind.select
+
+    def slow_select(*args):  # long enough that both threads are inside a group at once
+        made.append(args[0])
+        time.sleep(0.05)
+        return real(*args)
+
+    monkeypatch.setattr(_bitmap_kind, "select", slow_select)
+    segment_cache.clear()
+    batch_cache.clear()
+    options = si.PruneOptions(unit_bytes=0, threads=2, threaded_files=0)  # 4 units
+    si.Table(table).prune("b = 'x2' AND c <= 0.1", row_level="always", options=options)
+    assert len(made) == 2 * 4  # two conditions on bitmaps, once per unit each
