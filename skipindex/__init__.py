@@ -49,10 +49,10 @@ from skipindex.maintain.service import MaintainReport, maintain, table_changed
 from skipindex.pruning.options import PruneOptions
 from skipindex.pruning.prune import PruneResult, prune
 from skipindex.pruning.table import Table
+from skipindex.reading.policy import PlanningPolicy
 from skipindex.reading.read import read
 from skipindex.sql.catalog import register
 from skipindex.sql.plan import SqlPlan
-from skipindex.sql.policy import PlanningPolicy
 from skipindex.sql.query import sql, sql_plan
 from skipindex.store.vacuum import vacuum
 

@@ -16,7 +16,7 @@ from skipindex.errors import SkipIndexError
 from skipindex.indexes import KINDS
 from skipindex.options import parse_index_option
 from skipindex.pruning.evaluate import ROW_LEVELS
-from skipindex.sql.policy import DEFAULT as PLANNING
+from skipindex.reading.policy import DEFAULT as PLANNING
 
 __all__ = ["main", "parse_index_option"]
 

@@ -98,7 +98,7 @@ def _key_queries_on_small_tables(request: pytest.FixtureRequest) -> Iterator[Non
     import importlib
     from dataclasses import replace
 
-    policy = importlib.import_module("skipindex.sql.policy")
+    policy = importlib.import_module("skipindex.reading.policy")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, key_query_bytes=0))
         yield

@@ -15,6 +15,7 @@ from skipindex.reading.delta import delta_rows, logical_schema, physical_schema
 from skipindex.reading.folder import folder_frame
 from skipindex.reading.held import held_folder, held_is_safe, without_files
 from skipindex.reading.iceberg import iceberg_rows
+from skipindex.reading.policy import PlanningPolicy, active, using
 from skipindex.reading.row_groups import plan_read
 from skipindex.spark.session import empty_frame, is_connect, read_parquet_paths
 from skipindex.spark.settings import SparkView
@@ -27,27 +28,6 @@ from skipindex.store.swaps import moved_out, plans_in_flux
 __all__ = ["again_after_swaps", "kept_rows", "read"]
 
 
-# Up to this share of the files kept, Spark is handed the kept paths. Above it, the
-# folder, unless the files skipped save more than the paths cost: Spark looks up each
-# path it is given on the driver, one by one, where it lists a folder at once. On a
-# table of 60M rows in 1,000 files of 2.5 MB, 831 kept paths took 6.53 s where the whole
-# folder took 5.88 s: about 2 ms a path, and 2.4 ms a MB of file read. Facts in files of
-# 10 MB skip enough at 60 % kept to repay their paths many times over.
-FOLDER_SHARE = 0.5
-PATH_SECONDS = 0.002
-READ_SECONDS_PER_BYTE = 0.0024 / 2**20
-# A relation held over the whole folder leaves the skipped files out by a filter on
-# each row's file: Spark prunes the files by it, but still evaluates it on every row
-# it reads (a path hashed a row: 0.1-0.25 s over the 4.5M rows of 36 TPC-H lineitem
-# files, 157 MB, on 2 cores), and plans the relation's joins by the whole folder's
-# size. The kept files named instead are a new relation: its analysis and a look-up
-# per path, 10-25 ms, and no filter; but Spark then plans by the kept files' size,
-# which goes either way (on TPC-H SF1 a broadcast that took a query from 0.98x to
-# 1.55-1.8x of plain Spark; on TPC-DS SF1 one over 24 MB of catalog_sales that made a
-# query 3x slower). So the filter is kept until its own cost is twice the build's
-# upper end, about 36 MB of kept files, where it clearly dominates.
-FILTER_SECONDS_PER_BYTE = 0.0014 / 2**20
-NAME_SECONDS = 0.05
 _T = TypeVar("_T")
 # Prune and resolve again when a kept file vanished in between (an in-place swap).
 SWAP_ATTEMPTS = 3
@@ -65,6 +45,7 @@ def read(
     catalog: CatalogSpec | None = None,
     snapshot_id: int | None = None,
     as_of: AsOf | None = None,
+    policy: PlanningPolicy | None = None,
 ) -> Any:
     """A DataFrame of the rows of ``path`` for which ``where`` is TRUE.
 
@@ -97,6 +78,9 @@ def read(
     Spark runs the query, fails the query with a missing file: run it again.
     On Spark Connect the server resolves the paths when the query runs, out of
     this check's reach: see "Readers while it bin-packs" in the user guide.
+
+    ``policy`` (:class:`~skipindex.PlanningPolicy`) sets what these choices weigh
+    (default: the active policy, as ``si.sql`` sets it).
     """
     view = SparkView.of_session(spark)
     if as_of is not None:  # one snapshot for the prune and the read
@@ -132,7 +116,8 @@ def read(
         # DataFrame.filter takes SQL text and (classic or Connect) Columns
         return frame.filter(where)
 
-    return again_after_swaps(attempt)
+    with using(policy):
+        return again_after_swaps(attempt)
 
 
 def again_after_swaps(attempt: Callable[[], _T]) -> _T:
@@ -249,16 +234,18 @@ def kept_rows(
 def _folder_pays(result: PruneResult) -> bool:
     """Whether reading the whole folder beats naming the kept files to Spark: most
     files are kept, and those skipped save less reading than the paths cost."""
-    if result.kept <= FOLDER_SHARE * result.total:
+    policy = active()
+    if result.kept <= policy.folder_share * result.total:
         return False
-    per_file = READ_SECONDS_PER_BYTE * result.listed_bytes / max(result.total, 1)
-    return (result.total - result.kept) * per_file <= result.kept * PATH_SECONDS
+    per_file = policy.read_seconds_per_byte * result.listed_bytes / max(result.total, 1)
+    return (result.total - result.kept) * per_file <= result.kept * policy.path_seconds
 
 
 def _filter_pays(result: PruneResult) -> bool:
     """Whether the held relation's filter on each row's file costs less than
-    naming the kept files (see FILTER_SECONDS_PER_BYTE)."""
-    return result.kept_bytes * FILTER_SECONDS_PER_BYTE <= NAME_SECONDS
+    naming the kept files (the policy's ``filter_seconds_per_byte``)."""
+    policy = active()
+    return result.kept_bytes * policy.filter_seconds_per_byte <= policy.name_seconds
 
 
 def _folder_is_safe(location: TableLocation, result: PruneResult) -> bool:

@@ -31,14 +31,12 @@ import pyarrow.fs as pafs
 from skipindex.pruning.result import PruneResult
 from skipindex.reading.costs import Costs, costs, where_bytes
 from skipindex.reading.footers import FooterLayout, footer_layout, stamp
+from skipindex.reading.policy import active
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import is_flat, open_file, spark_columns
 from skipindex.store.location import TableLocation
 
 __all__ = [
-    "GROUP_SHARE",
-    "MIN_BYTES_SAVED",
-    "WHERE_BYTES_FACTOR",
     "Split",
     "plan_read",
     "plan_splits",
@@ -46,34 +44,15 @@ __all__ = [
     "worth_it",
 ]
 
-# A file is read by row groups when what the source reads of it (the row groups
-# holding candidate rows, and in them only the pages holding some where that
-# pays: :func:`~skipindex.reading.pages.expected_bytes`) is at most this share of its
-# compressed bytes. pyarrow in a Python task spends about 1.25x Spark's CPU per
-# row group (all 16 columns of a table of numbers, dates and strings), so the
-# break-even is near 0.8; bench section 8 (a point condition at 6M rows, whole
-# row groups): 0.5 -> 1.69 s, 0.75 -> 1.39 s, plain Spark 1.33 s. A file of one
-# row group qualifies when few of its pages are hit.
-GROUP_SHARE = 0.75
-# ...and when it saves work even for a count(): the source decodes every column
-# of its row groups (Spark cannot tell a Python source which columns the query
-# keeps), while a Spark scan of the whole file may decode only the predicate's
-# columns. Per compressed byte, pyarrow passing on only the candidate rows runs
-# 3-7x faster than Spark filtering every row (SF10, 100 files, count(), medians
-# of 3, 2026-11-24): a point condition over shuffled rows (row groups 1.4x the
-# predicate's bytes) 0.82 s against Spark on the floor's files 2.88 s; five
-# equalities (11.8x) 3.46 s against 2.06 s. So a file saves ``WHERE_BYTES_FACTOR``
-# x its predicate bytes less its row groups' bytes (negative: it costs)...
-WHERE_BYTES_FACTOR = 4.0
-# ...and the read goes by row groups only when the files together save this many
-# bytes: the source costs Spark a second scan, Python workers and an Arrow
-# hand-over, 0.15-0.2 s in local mode, about what pyarrow takes for 40 MB (SF1,
-# natural, 14 kept files, bench section 2, 9-run medians: a range and an equality
-# by row groups 530 ms, whole kept files 327 ms). All such files or none:
-# splitting them between the source and a Spark scan costs that second scan
-# (SF10 section 8, a point condition with one of 10 kept files read whole: 3.39 s
-# against 2.97 s).
-MIN_BYTES_SAVED = 40_000_000
+# What makes reading by row groups pay (the share of a file read, the bytes a file
+# and the files together save) is the planning policy's: group_share,
+# where_bytes_factor, min_bytes_saved (skipindex.reading.policy). Measured: a point
+# condition at 6M rows read by whole row groups took 1.69 s at a share of 0.5,
+# 1.39 s at 0.75, against 1.33 s for plain Spark; over shuffled rows pyarrow passing
+# on only the candidate rows took 0.82 s where Spark on the floor's files took
+# 2.88 s; a range and an equality over 14 kept files, 530 ms by row groups
+# against 327 ms whole. All such files or none: splitting them between the
+# source and a Spark scan costs a second scan (3.39 s against 2.97 s).
 
 
 @dataclass(frozen=True)
@@ -94,9 +73,9 @@ class Split:
 
     @property
     def bytes_saved(self) -> float:
-        """About how many bytes of pyarrow's work this split saves (see
-        :data:`WHERE_BYTES_FACTOR`); negative where Spark would read it faster."""
-        return WHERE_BYTES_FACTOR * self.where_bytes - self.group_bytes
+        """About how many bytes of pyarrow's work this split saves (see the
+        policy's ``where_bytes_factor``); negative where Spark would read it faster."""
+        return active().where_bytes_factor * self.where_bytes - self.group_bytes
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -146,8 +125,9 @@ def plan_read(
     """:func:`plan_splits` where reading by row groups is :func:`worth_it`, else
     None; decided, where it can be, before any file is checked or opened: when
     even every candidate file together could not save enough."""
-    priced = _Priced.of(result, location, target, at_least=MIN_BYTES_SAVED)
-    if priced is None or priced.best_case() < MIN_BYTES_SAVED:
+    least = active().min_bytes_saved
+    priced = _Priced.of(result, location, target, at_least=least)
+    if priced is None or priced.best_case() < least:
         return None
     splits, whole = priced.splits(result, view, target)
     return (splits, whole) if worth_it(splits) else None
@@ -155,7 +135,7 @@ def plan_read(
 
 def worth_it(splits: Sequence[Split]) -> bool:
     """Whether reading ``splits`` by row groups saves enough to pay for it."""
-    return bool(splits) and sum(s.bytes_saved for s in splits) >= MIN_BYTES_SAVED
+    return bool(splits) and sum(s.bytes_saved for s in splits) >= active().min_bytes_saved
 
 
 @dataclass(frozen=True)
@@ -203,16 +183,17 @@ class _Priced:
                 layouts.append(layout)
                 found_rows.append(found)
         where = {name.lower() for name in result.columns}
-        if WHERE_BYTES_FACTOR * where_bytes(layouts, where) < at_least:
+        policy = active()
+        if policy.where_bytes_factor * where_bytes(layouts, where) < at_least:
             return None
         rows = [np.asarray(found.to_array(), dtype=np.int64) for found in found_rows]
         priced = costs(layouts, rows, where)
-        candidate = priced.read_bytes <= GROUP_SHARE * priced.file_bytes
+        candidate = priced.read_bytes <= policy.group_share * priced.file_bytes
         return cls(at, paths, layouts, priced, candidate)
 
     def best_case(self) -> float:
         """The bytes saved if every candidate file that saves any is read so."""
-        saved = WHERE_BYTES_FACTOR * self.costs.where_bytes - self.costs.read_bytes
+        saved = active().where_bytes_factor * self.costs.where_bytes - self.costs.read_bytes
         return float(np.sum(np.maximum(saved, 0.0), where=self.candidate))
 
     def splits(

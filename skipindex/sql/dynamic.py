@@ -30,8 +30,8 @@ import numpy as np
 from sqlglot import exp
 
 from skipindex.expressions.sql_literals import INTEGER_KEYS
+from skipindex.reading.policy import active
 from skipindex.sql.derive import EquiJoin
-from skipindex.sql.policy import active
 from skipindex.sql.text import escape, run_sql
 
 __all__ = [

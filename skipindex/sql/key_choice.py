@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-from skipindex.sql.policy import PlanningPolicy
+from skipindex.reading.policy import PlanningPolicy
 from skipindex.sql.sizes import fits
 
 __all__ = ["Attempt", "KeyChoice", "Retry", "Sides", "choose_keys", "retry", "why_not_ask"]

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from skipindex.reading.policy import active
 from skipindex.sql import worth
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.derive import EquiJoin
@@ -33,7 +34,6 @@ from skipindex.sql.key_choice import Attempt, Retry, Sides, retry, why_not_ask
 from skipindex.sql.key_sources import HeldQuery, KeySources
 from skipindex.sql.key_use import index_kinds, key_conditions
 from skipindex.sql.plan import JoinKeys
-from skipindex.sql.policy import active
 from skipindex.sql.references import Reference
 from skipindex.sql.run import QueryRun
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from skipindex.pruning.evaluate import LIKELY_ROWS
 from skipindex.pruning.spread import clustered_by
+from skipindex.reading.policy import active
 from skipindex.sql import worth
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import Keys, Spans, asked_once, join_keys
@@ -27,7 +28,6 @@ from skipindex.sql.file_ranges import file_bounds, kept_file_ranges
 from skipindex.sql.key_choice import Sides, choose_keys
 from skipindex.sql.key_spread import expected_keys, likely_skips
 from skipindex.sql.local_keys import local_keys
-from skipindex.sql.policy import active
 from skipindex.sql.references import Reference
 from skipindex.sql.run import QueryRun
 from skipindex.sql.sizes import fits

@@ -36,13 +36,13 @@ from sqlglot import exp
 
 from skipindex.errors import SkipIndexError
 from skipindex.pruning.spread import clustered_by
+from skipindex.reading.policy import active
 from skipindex.sql.catalog import Source
 from skipindex.sql.conjuncts import Condition
 from skipindex.sql.derive import EquiJoin
 from skipindex.sql.dynamic import RANGES_ONLY, Spans, key_condition, spans_condition
 from skipindex.sql.file_ranges import indexed_ranges, keys_within
 from skipindex.sql.local_keys import ROW_LEVEL
-from skipindex.sql.policy import active
 from skipindex.store.manifest import load_latest
 
 __all__ = [

@@ -29,10 +29,10 @@ import pyarrow.compute as pc
 from skipindex.errors import SkipIndexError
 from skipindex.expressions.nodes import Predicate
 from skipindex.pruning.prune import PruneResult
+from skipindex.reading.policy import active
 from skipindex.spark.settings import SparkView
 from skipindex.spark.view import open_file, spark_columns, without_views
 from skipindex.sql.catalog import Source, same_name, spark_type
-from skipindex.sql.policy import active
 from skipindex.store import query_log
 from skipindex.store.cache import LIMIT, ColumnCache
 from skipindex.store.delta import delta_id_schema

@@ -20,12 +20,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from skipindex.reading.policy import PlanningPolicy, using
 from skipindex.spark.settings import SparkView
 from skipindex.sql import remembered
 from skipindex.sql.catalog import resolve
 from skipindex.sql.key_rounds import KeyRounds
 from skipindex.sql.plan import SqlPlan, made_under
-from skipindex.sql.policy import PlanningPolicy, using
 from skipindex.sql.run import QueryRun
 
 __all__ = ["sql", "sql_plan"]

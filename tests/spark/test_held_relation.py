@@ -116,25 +116,23 @@ def _filters_on_files(frame: Any) -> bool:
 
 
 @pytest.mark.parametrize("name_seconds", [0.0, 1.0])
-def test_kept_files_are_named_where_a_filter_on_every_row_costs_more(
-    spark, odd, monkeypatch, name_seconds
-):
+def test_kept_files_are_named_where_a_filter_on_every_row_costs_more(spark, odd, name_seconds):
     # The held relation's filter on each row's file is evaluated on every row read;
-    # past what naming the kept files costs (NAME_SECONDS), they are named instead:
-    # no filter, the same rows, only the kept files opened.
-    monkeypatch.setattr("skipindex.reading.read.NAME_SECONDS", name_seconds)
+    # past what naming the kept files costs (the policy's name_seconds), they are
+    # named instead: no filter, the same rows, only the kept files opened.
+    policy = si.PlanningPolicy(name_seconds=name_seconds)
     where = "id >= 10 AND id < 30"
     result = si.prune(str(odd), where)
     assert result.kept == 2
     assert 0 < result.kept_bytes < result.listed_bytes
     expected = exact_rows(spark.read.parquet(str(odd)).where(where))
-    got = si.read(spark, str(odd), where, row_groups=False)
+    got = si.read(spark, str(odd), where, row_groups=False, policy=policy)
     assert exact_rows(got) == expected
     assert files_opened(got) == result.kept
     assert _filters_on_files(got) is (name_seconds > 0)
     si.register(spark, "odd_named", str(odd))
     query = f"SELECT id, s FROM odd_named WHERE {where}"
-    plan = si.sql_plan(spark, query, row_groups=False)
+    plan = si.sql_plan(spark, query, row_groups=False, policy=policy)
     assert exact_rows(plan.frame) == exact_rows(spark.sql(query)), plan.explain()
     assert files_opened(plan.frame) == result.kept
     assert _filters_on_files(plan.frame) is (name_seconds > 0)

@@ -204,7 +204,7 @@ def test_a_spark_key_query_waits_for_the_keys_read_locally_in_its_round(
     si.build_index(str(keyed), [si.EqualityBitmap("tag"), si.BitSlicedBitmap("k")], spark=spark)
     si.register(spark, "keyed", str(keyed))
     files = sorted(fact.glob("*.parquet"))
-    policy = importlib.import_module("skipindex.sql.policy")
+    policy = importlib.import_module("skipindex.reading.policy")
     # the whole fact is worth a key query; the one file keyed's keys keep is not
     monkeypatch.setattr(
         policy, "DEFAULT", replace(policy.DEFAULT, key_query_bytes=2 * files[0].stat().st_size)

@@ -85,12 +85,12 @@ def _spellings(folders: dict[str, Path]) -> list[dict[str, str]]:
 def every_skip_read(monkeypatch: pytest.MonkeyPatch) -> None:
     """Read kept files instead of the table wherever any file is skipped, and by
     row groups wherever any row group is: the paths where a wrong answer could hide."""
-    import skipindex.reading.read as reading
-    import skipindex.reading.row_groups as planning
+    from dataclasses import replace
 
-    monkeypatch.setattr(reading, "FOLDER_SHARE", 1.0)
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
-    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+    from skipindex.reading import policy
+
+    everywhere = replace(policy.DEFAULT, folder_share=1.0, min_bytes_saved=1)
+    monkeypatch.setattr(policy, "DEFAULT", replace(everywhere, where_bytes_factor=1e9))
 
 
 @pytest.mark.parametrize("group", range(GROUPS))

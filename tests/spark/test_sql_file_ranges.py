@@ -70,7 +70,7 @@ def _ranged(spark: Any, query: str, **options: Any) -> tuple[si.SqlPlan, Any, An
 @pytest.fixture
 def driver_reads_no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     """The kept sales files are more bytes than the driver reads keys from."""
-    policy = importlib.import_module("skipindex.sql.policy")
+    policy = importlib.import_module("skipindex.reading.policy")
     monkeypatch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, local_bytes=0))
 
 

@@ -170,7 +170,7 @@ def test_sales_narrowed_by_a_later_round_give_their_orders_to_the_returns(
     # round, where all of them were too large a side to read keys from; once narrowed,
     # their orders are read from their kept rows (a condition no index answers beside
     # the days' bitmap leaves those rows a superset) and prune the returns
-    policy = importlib.import_module("skipindex.sql.policy")
+    policy = importlib.import_module("skipindex.reading.policy")
     sales = sum(p.nbytes for p in orders["sales"])
     monkeypatch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, local_key_side_bytes=sales // 2))
     week = 3

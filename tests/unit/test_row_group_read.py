@@ -4,6 +4,7 @@ passes on exactly its candidate rows, typed as Spark reads them."""
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from pyroaring import BitMap
 import skipindex as si
 from skipindex.indexing.build import build_with
 from skipindex.indexing.runners import InProcessRunner
+from skipindex.reading import policy
 from skipindex.reading import row_groups as planning
 from skipindex.reading.row_groups import Split, plan_splits, worth_it
 from skipindex.reading.split import read_split
@@ -26,6 +28,11 @@ from tests._support import SCHEMA, column_values, examples
 
 # What Spark hands a Python data source for SCHEMA: the same types.
 TARGET = SCHEMA
+
+
+def _policy(monkeypatch: pytest.MonkeyPatch, **fields: float) -> None:
+    """The planning policy's defaults with ``fields`` changed, for the rest of the test."""
+    monkeypatch.setattr(policy, "DEFAULT", replace(policy.DEFAULT, **fields))
 
 
 def _rows(table: pa.Table) -> list[str]:
@@ -129,14 +136,14 @@ def test_wide_row_groups_against_a_narrow_predicate_are_read_whole(tmp_path, mon
     table = pa.table({"flag": flag, "a": text, "b": text})
     pq.write_table(table, root / "part-0.parquet", row_group_size=100)
     build_with(str(root), [si.EqualityBitmap("flag")], InProcessRunner())
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
+    _policy(monkeypatch, min_bytes_saved=1)
     result, (splits, whole) = _plan(root, "flag = 1", row_level="always")
     assert result.columns == ("flag",)
     assert [s.groups for s in splits] == [tuple(range(1, 12, 2))]
     assert whole == []
     assert splits[0].group_bytes > 4 * splits[0].where_bytes > 0
     assert not worth_it(splits)
-    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+    _policy(monkeypatch, where_bytes_factor=1e9)
     assert worth_it(splits)
 
 
@@ -144,15 +151,15 @@ def test_row_groups_are_read_only_when_they_save_enough(monkeypatch):
     def split(group_bytes: int, where_bytes: int) -> Split:
         return Split("f", 1, 1, 600, (0,), b"", group_bytes=group_bytes, where_bytes=where_bytes)
 
-    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 4.0)
+    _policy(monkeypatch, where_bytes_factor=4.0)
     assert split(400, 100).bytes_saved == 0  # row groups as costly as Spark's scan
     assert Split.from_json(split(7, 3).to_json()) == split(7, 3)
     assert not worth_it([])
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1000)
+    _policy(monkeypatch, min_bytes_saved=1000)
     assert not worth_it([split(100, 200), split(100, 99)])  # 700 + 296 bytes saved
     assert worth_it([split(100, 200), split(100, 100)])  # 700 + 300
     assert not worth_it([split(100, 400), split(3000, 100)])  # 1,500 - 2,600
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 0)
+    _policy(monkeypatch, min_bytes_saved=0)
     assert not worth_it([])  # nothing to read by row groups
 
 
@@ -268,7 +275,7 @@ def test_read_plans_nothing_it_would_not_use(tmp_path, monkeypatch):
     monkeypatch.setattr(planning, "spark_columns", lambda p, *a: checked.append(p) or real(p, *a))
     assert planning.plan_read(result, location, SparkView(), schema) is None  # 40 MB to save
     assert checked == []
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
+    _policy(monkeypatch, min_bytes_saved=1)
     planned = planning.plan_read(result, location, SparkView(), schema)
     assert planned == plan_splits(result, location, SparkView(), schema)
     assert [Path(s.path).name for s in planned[0]] == ["part-0.parquet"]

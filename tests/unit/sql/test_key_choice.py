@@ -7,6 +7,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skipindex.reading.policy import PlanningPolicy
 from skipindex.sql.key_choice import (
     Attempt,
     KeyChoice,
@@ -16,7 +17,6 @@ from skipindex.sql.key_choice import (
     retry,
     why_not_ask,
 )
-from skipindex.sql.policy import PlanningPolicy
 
 MiB = 2**20
 POLICY = PlanningPolicy()  # key_query_bytes 64 MiB, key_side_share 2, rows_per_key_bound 4

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skipindex.reading.policy import DEFAULT
 from skipindex.sql.any_keys import union_keys
 from skipindex.sql.conjuncts import render
 from skipindex.sql.derive import EquiJoin
@@ -26,7 +27,6 @@ from skipindex.sql.key_use import (
     key_conditions,
     key_form,
 )
-from skipindex.sql.policy import DEFAULT
 
 
 def test_lists_answered_row_by_row_multiply_their_shares():

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import skipindex as si
+from skipindex.reading.policy import DEFAULT, active, using
 from skipindex.sql.dynamic import key_bound, key_condition
-from skipindex.sql.policy import DEFAULT, active, using
 
 
 def test_a_policy_holds_for_its_block_and_the_default_after():
@@ -26,3 +26,20 @@ def test_the_knobs_decide_how_a_key_list_is_written():
         covered = key_condition("t", "k", scattered, rows_by_key=True)
     assert listed.sql().startswith("t.k IN (0, 10")
     assert covered.sql() == "t.k BETWEEN 0 AND 390"
+
+
+def test_the_readers_choices_weigh_the_policys_costs():
+    """How si.read and si.sql hand kept files to Spark is the same policy's."""
+    from types import SimpleNamespace
+
+    from skipindex.reading.read import _filter_pays, _folder_pays
+
+    most = SimpleNamespace(kept=90, total=100, listed_bytes=100 << 20, kept_bytes=90 << 20)
+    assert _folder_pays(most)  # ten skipped files of 1 MB save less than 90 paths cost
+    with using(si.PlanningPolicy(path_seconds=0.0)):
+        assert not _folder_pays(most)  # paths cost nothing: always name them
+    with using(si.PlanningPolicy(folder_share=0.95)):
+        assert not _folder_pays(most)
+    assert not _filter_pays(most)  # 90 MB of rows filtered cost more than naming
+    with using(si.PlanningPolicy(name_seconds=1.0)):
+        assert _filter_pays(most)

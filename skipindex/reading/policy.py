@@ -1,4 +1,4 @@
-"""si.sql's planning policy: every knob its decisions weigh, in one place.
+"""The planning policy of si.sql and si.read: every knob their decisions weigh, in one place.
 
 The decisions of the dynamic half (whether a side's join keys are asked of
 Spark, read from its kept rows or left alone, and how a key list is written for
@@ -6,8 +6,11 @@ the column it prunes) are functions of measured inputs (the bytes a reference
 reads, the rows its index counts, the index kinds on a column, the keys'
 count) and of these knobs. Each knob names the cost it weighs; the defaults
 were measured by the benches in ``bench/`` (``sql_keys.py``, ``tpcds.py``,
-``tpch.py``). ``si.sql(spark, query, policy=PlanningPolicy(...))`` sets them for
-one call; :func:`active` is what the planning modules read.
+``tpch.py``). How the kept files reach Spark (named, the folder, a filter on a held
+relation, or row groups read in Python) is weighed the same way, in seconds
+and bytes measured on this machine. ``si.sql(spark, query,
+policy=PlanningPolicy(...))`` and ``si.read(..., policy=...)`` set them for one
+call; :func:`active` is what the planning and reading modules read.
 """
 
 from __future__ import annotations
@@ -72,6 +75,41 @@ class PlanningPolicy:
     local_key_side_bytes: int = 64 * _MiB
     # At most this many bytes of kept files are read in the driver for keys.
     local_bytes: int = 256 * _MiB
+
+    # How the kept files reach Spark where no relation is held. Up to this share of
+    # the files kept they are named; above it, the folder is read unless the files
+    # skipped save more reading than the paths cost: Spark looks up each path it
+    # is given on the driver, one by one, where it lists a folder at once (60M
+    # rows in 1,000 files of 2.5 MB: 831 kept paths took 6.53 s, the folder 5.88 s).
+    folder_share: float = 0.5
+    path_seconds: float = 0.002  # a path looked up
+    read_seconds_per_byte: float = 0.0024 / _MiB  # a byte of a file read
+    # Where a relation is held, the skipped files are left out by a filter on each
+    # row's file: Spark prunes the files by it but evaluates it on every row it reads
+    # (a path hashed a row: 0.1-0.25 s over 4.5M rows, 157 MB, on 2 cores) and plans
+    # the relation's joins by the whole folder's size. Naming the kept files instead
+    # costs a new relation (analysis and a look-up per path, 10-25 ms) and lets
+    # Spark plan by the kept files' size, which goes either way (a broadcast that
+    # made a join 1.6x faster; one over 24 MB that made a query 3x slower). So the
+    # filter is kept until its cost reaches this, twice naming's upper end: about
+    # 36 MB of kept files.
+    filter_seconds_per_byte: float = 0.0014 / _MiB
+    name_seconds: float = 0.05
+
+    # A kept file is read by its row groups in Python (only those holding candidate
+    # rows, and in them only the pages that pay) where that reads at most this
+    # share of its compressed bytes: pyarrow in a Python task spends about 1.25x
+    # Spark's CPU per row group, so the break-even is near 0.8.
+    group_share: float = 0.75
+    # ... and saves work even for a count(): Spark may decode only the predicate's
+    # columns, while pyarrow passing on only the candidate rows runs 3-7x faster per
+    # compressed byte than Spark filtering every row. A file saves this many times
+    # its predicate's bytes, less its row groups' bytes (negative: it costs) ...
+    where_bytes_factor: float = 4.0
+    # ... and row groups are read only when the files together save this many
+    # bytes: the Python source costs Spark a second scan, Python workers and an
+    # Arrow hand-over, 0.15-0.2 s in local mode, about what pyarrow reads of 40 MB.
+    min_bytes_saved: int = 40_000_000
 
 
 DEFAULT = PlanningPolicy()
