@@ -19,13 +19,17 @@ Spark): the driver's part (listing, diff, commit) apart from indexing the new fi
 
 Medians; the machine is shared and noisy, so the figures move by tens of percent.
 ``--iceberg`` also plans the 10^4 and 10^5 tables' files as pyiceberg does for
-an Iceberg table that registers them (bench/iceberg_planning.py). Not measured
-here yet: 10^7 files (synthesised index).
+an Iceberg table that registers them (bench/iceberg_planning.py). ``--delta``
+also prunes the million files as a Delta table, listed by its log instead of a
+stat per file (bench/delta_log.py); ``--only-delta`` measures that alone and
+keeps the other figures of the last run. Not measured here yet: 10^7 files
+(synthesised index).
 
     ./dev python bench/lake_scale.py            # bench/LAKE_SCALE.md, bench/lake_scale.json
     ./dev python bench/lake_scale.py --plot     # and bench/lake_scale.png
     ./dev python bench/lake_scale.py --refresh  # and a refresh of 10,000 new files
     ./dev python bench/lake_scale.py --iceberg  # and pyiceberg's planning, same files
+    ./dev python bench/lake_scale.py --delta    # and the million files as a Delta table
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import data  # noqa: E402
+import delta_log  # noqa: E402
 import iceberg_planning  # noqa: E402
 import scale  # noqa: E402
 from measure import mb, median, ms, secs  # noqa: E402
@@ -86,7 +91,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--iceberg", action="store_true", help="and pyiceberg's planning of the same files"
     )
+    parser.add_argument("--delta", action="store_true", help="and the 1M files as a Delta table")
+    parser.add_argument(
+        "--only-delta", action="store_true", help="the Delta table alone; keep the rest"
+    )
     args = parser.parse_args(argv)
+    if args.only_delta:
+        report = json.loads((HERE / "lake_scale.json").read_text())
+        report["delta"] = _delta(_tables()[-1][1], args.runs)
+        return _write(report, args.plot)
     rows = []
     tables = _tables()
     iceberg_of = {
@@ -125,13 +138,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {"rows": rows}
     if args.refresh:
         report["refresh"] = _refresh(tables[-1][1], tables[-2][1])
+    if args.delta:
+        report["delta"] = _delta(tables[-1][1], args.runs)
+    return _write(report, args.plot)
+
+
+def _write(report: dict[str, Any], draw: bool) -> int:
     (HERE / "lake_scale.json").write_text(json.dumps(report, indent=1) + "\n")
     text = render(report)
     (HERE / "LAKE_SCALE.md").write_text(text)
     print(text)
-    if args.plot:
+    if draw:
         plot(report, HERE / "lake_scale.png")
     return 0
+
+
+def _delta(million: Path, runs: int) -> list[dict[str, Any]]:
+    """The million files as a Delta table: listed by its log (checkpointed)."""
+    table = delta_log.delta_copy(million)
+    out = []
+    for name in ("min-max", "min-max + equality bitmap"):
+        where = PREDICATES[name]
+        started = time.perf_counter()
+        held = si.Table(str(table))  # reads the log: the listing a folder stats for
+        opened = time.perf_counter() - started
+        result = held.prune(where)
+        plain = si.prune(str(million), where)
+        assert [Path(f).name for f in result.files] == [Path(f).name for f in plain.files], name
+        colds = [_cold(table, where, {}) for _ in range(3)]
+        row = {
+            "files": len(held),
+            "predicate": name,
+            "kept": result.kept,
+            "open_s": opened,
+            "table_warm_s": median(_times(partial(held.prune, where), runs)),
+            "prune_warm_s": median(_times(partial(si.prune, str(table), where), 3)),
+            "cold_s": median([c["seconds"] for c in colds]),
+            "cold_hwm": int(median([c["hwm"] for c in colds])),
+        }
+        print(f"Delta: {row}", flush=True)
+        out.append(row)
+    return out
 
 
 def _tables() -> list[tuple[int, Path]]:
@@ -250,6 +297,24 @@ def render(report: dict[str, Any]) -> str:
                 f"{secs(row['iceberg']['cold_s'])} | {mb(row['cold_hwm'])} | "
                 f"{mb(row['iceberg']['cold_hwm'])} |"
                 for row in peers
+            ),
+            "",
+        ]
+    delta = report.get("delta")
+    if delta:
+        lines += [
+            "The million files as a Delta table (`--delta`; bench/delta_log.py): listed by its "
+            "log (one commit, checkpointed) instead of a stat per file. `prune()` warm reads "
+            "the log's folder only: the listing is kept per log version.",
+            "",
+            "| files | predicate | kept | Table warm ms | prune() warm ms | "
+            "Table open s (reads the log) | cold s (import + prune) | peak RSS (cold) |",
+            "|---|---|---|---|---|---|---|---|",
+            *(
+                f"| {row['files']:,} | {row['predicate']} | {row['kept']:,} | "
+                f"{ms(row['table_warm_s'])} | {ms(row['prune_warm_s'])} | "
+                f"{secs(row['open_s'])} | {secs(row['cold_s'])} | {mb(row['cold_hwm'])} |"
+                for row in delta
             ),
             "",
         ]
