@@ -132,11 +132,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def used_row_groups(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many files each read() handed its row-group data source (test tables
     are small: any row group skipped makes the row-group read worth it here)."""
-    import skipindex.reading.row_groups as planning
-    from skipindex.reading import source
+    from dataclasses import replace
 
-    monkeypatch.setattr(planning, "MIN_BYTES_SAVED", 1)
-    monkeypatch.setattr(planning, "WHERE_BYTES_FACTOR", 1e9)
+    from skipindex.reading import policy, source
+
+    eager = replace(policy.DEFAULT, min_bytes_saved=1, where_bytes_factor=1e9)
+    monkeypatch.setattr(policy, "DEFAULT", eager)
 
     calls: list[int] = []
     load = source.load

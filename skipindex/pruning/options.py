@@ -10,8 +10,8 @@ at a time (:mod:`skipindex.pruning.streamed`). Each knob bounds one cost:
   segments leaves the other units' cache entries good; a unit is also what a
   thread evaluates at once);
 * ``threads`` and ``threaded_files``: units are evaluated on this many threads
-  once a table has this many files; below, a thread's start costs more than the
-  work it shares.
+  (0 or 1: in turn) once a table has this many files; below, a thread's start
+  costs more than the work it shares.
 
 The defaults come from the environment (``SKIPINDEX_PRUNE_BYTES``,
 ``SKIPINDEX_UNIT_BYTES``, ``SKIPINDEX_PRUNE_THREADS``), read once; a call sets
@@ -48,11 +48,9 @@ class PruneOptions:
     def __post_init__(self) -> None:
         for field in fields(self):
             value = getattr(self, field.name)
-            least = 1 if field.name == "threads" else 0
-            if type(value) is not int or value < least:
+            if type(value) is not int or value < 0:
                 raise InvalidOptionError(
-                    f"PruneOptions.{field.name} must be an integer of at least {least}, "
-                    f"not {value!r}"
+                    f"PruneOptions.{field.name} must be an integer of at least 0, not {value!r}"
                 )
 
 

@@ -116,7 +116,7 @@ def read(
         # DataFrame.filter takes SQL text and (classic or Connect) Columns
         return frame.filter(where)
 
-    with using(policy):
+    with using(policy or active()):  # an enclosing block's policy holds, as for prune
         return again_after_swaps(attempt)
 
 

@@ -25,7 +25,7 @@ def test_the_environment_sets_the_defaults():
     ("environ", "named"),
     [
         ({"SKIPINDEX_PRUNE_THREADS": "two"}, "SKIPINDEX_PRUNE_THREADS='two'"),
-        ({"SKIPINDEX_PRUNE_THREADS": "0"}, "SKIPINDEX_PRUNE_THREADS=0"),
+        ({"SKIPINDEX_PRUNE_THREADS": "-2"}, "SKIPINDEX_PRUNE_THREADS=-2"),
         ({"SKIPINDEX_PRUNE_BYTES": "-1"}, "SKIPINDEX_PRUNE_BYTES=-1"),
     ],
 )
@@ -34,7 +34,7 @@ def test_a_bad_variable_is_named(environ, named):
         from_environment(environ)
 
 
-@pytest.mark.parametrize("bad", [{"threads": 0}, {"unit_bytes": -5}, {"working_bytes": 1.5}])
+@pytest.mark.parametrize("bad", [{"threads": -1}, {"unit_bytes": -5}, {"working_bytes": 1.5}])
 def test_a_bad_option_is_named(bad):
     (name,) = bad
     with pytest.raises(si.InvalidOptionError, match=f"PruneOptions.{name}") as raised:

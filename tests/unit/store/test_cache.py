@@ -14,6 +14,7 @@ from skipindex.indexes.base import FileBatch
 from skipindex.indexing.build import InProcessRunner, build_with
 from skipindex.pruning import streamed
 from skipindex.pruning.batches import units_of
+from skipindex.pruning.options import active
 from skipindex.store import segments
 from skipindex.store.cache import ColumnCache
 from skipindex.store.location import locate
@@ -222,7 +223,7 @@ def test_payloads_stay_cached_where_only_their_decoded_bitmaps_do_not_fit(
     manifest = load_latest(locate(root))
     assert manifest is not None
     assert kept == 2 * len(
-        units_of(manifest, si.PruneOptions().unit_bytes)
+        units_of(manifest, active().unit_bytes)
     )  # per field and unit of segments
 
 
