@@ -23,7 +23,7 @@ import numpy as np
 from pyroaring import AbstractBitMap
 
 from skipindex._distinct import distinct
-from skipindex.indexes._dense_decode import decode_many, ranks
+from skipindex.indexes._dense_decode import decode_many, groups, places
 from skipindex.indexes._roaring import bitmap_of
 
 __all__ = [
@@ -193,9 +193,9 @@ class DenseColumns:
                 return None
             out[:] = ALL_SET
             offsets, data = self._items(name)
-            owner = np.repeat(np.arange(files), lengths)
-            j = ranks(lengths)
-            items = np.repeat(starts, lengths) + j
+            owner = groups(lengths)
+            items = places(starts, lengths, 1)
+            j = items - starts[owner]
             out[j * files + owner] = 0
             decode_many(offsets, data, items, j * files + owner, out)
             return out.reshape(depth, files, -1)

@@ -21,7 +21,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from skipindex.errors import IndexCorruptError
 
-__all__ = ["decode_many", "decode_words", "ranks"]
+__all__ = ["decode_many", "decode_words", "groups", "places"]
 
 CHUNK_WORDS = 1024  # a Roaring container spans 65,536 rows
 ARRAY_MAX = 4096
@@ -143,7 +143,7 @@ def _leave_past(
     return ~bad[owner], which[~bad]
 
 
-def _places(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
+def places(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
     """``starts[g] + step * k`` for ``k < counts[g]``, group after group: one
     cumulative sum of ``step`` with a jump where a group starts (``np.repeat``
     and a rank per place cost several passes more; at a million small files
@@ -155,7 +155,7 @@ def _places(starts: np.ndarray, counts: np.ndarray, step: int) -> np.ndarray:
     return np.cumsum(steps)
 
 
-def _groups(counts: np.ndarray) -> np.ndarray:
+def groups(counts: np.ndarray) -> np.ndarray:
     """Each row's group when the groups hold ``counts`` rows one after another
     (0 for the first's rows, 1 for the next's): a cumulative sum, no repeat."""
     total = int(counts.sum())
@@ -201,7 +201,7 @@ def _set_runs(
         tail = word[longer] + (highest - lowest)[longer]
         _or_words(flat, tail, _ALL_SET >> (np.uint64(63) - (last[longer] & 63).astype(np.uint64)))
         whole = highest[longer] - lowest[longer] - 1
-        flat[_places(word[longer] + 1, whole, 1)] = _ALL_SET
+        flat[places(word[longer] + 1, whole, 1)] = _ALL_SET
 
 
 def _or_words(flat: np.ndarray, at: np.ndarray, masks: np.ndarray) -> None:
@@ -265,7 +265,7 @@ class _Headers:
         )
         for which in _chunks(arrays, self.card[arrays], ROWS_PER_PASS):
             counts = self.card[which]
-            yield which, _groups(counts), self._array_rows(self.body[which], counts)
+            yield which, groups(counts), self._array_rows(self.body[which], counts)
 
     def container_runs(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         """(items, each run's place in items, its first row, its last row) for
@@ -287,13 +287,13 @@ class _Headers:
                     continue
                 count = self.runs[which]
                 aligned = self._aligned_u32(offset)
-                pair = aligned[_places((self.body[which] + 2 - offset) >> 2, count, 1)]
+                pair = aligned[places((self.body[which] + 2 - offset) >> 2, count, 1)]
                 first = (pair & 0xFFFF).astype(np.int32)  # (start, length - 1)
-                yield which, _groups(count), first, first + (pair >> 16).astype(np.int32)
+                yield which, groups(count), first, first + (pair >> 16).astype(np.int32)
 
     def _array_rows(self, body: np.ndarray, counts: np.ndarray) -> np.ndarray:
         """The 16-bit rows of array containers starting at ``body``, ``counts`` each."""
-        at = _places(body, counts, 2)
+        at = places(body, counts, 2)
         return np.asarray(sliding_window_view(self.buf, 2)[at].view("<u2")[:, 0], dtype=np.int64)
 
     def _aligned_u32(self, offset: int) -> np.ndarray:
@@ -318,9 +318,3 @@ def _heads(buf: np.ndarray, start: np.ndarray) -> np.ndarray:
 def _u16_at(head: np.ndarray, at: int) -> np.ndarray:
     """The little-endian 16-bit number at byte ``at`` of each row of ``head``."""
     return np.asarray(head[:, at].astype(np.int64) | head[:, at + 1].astype(np.int64) << 8)
-
-
-def ranks(counts: np.ndarray) -> np.ndarray:
-    """0..c-1 for each count c, concatenated: each item's place in its group."""
-    total = int(counts.sum())
-    return np.asarray(np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))

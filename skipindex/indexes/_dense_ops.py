@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from skipindex.indexes._dense import MAX_WORDS
-from skipindex.indexes._dense_decode import ranks
+from skipindex.indexes._dense_decode import places
 
 __all__ = ["union_of_items"]
 
@@ -30,7 +30,7 @@ def union_of_items(
     total = int(flat.sum())
     if total * width > MAX_WORDS:
         return None
-    rows = np.repeat(begins.ravel(), flat) + ranks(flat)
+    rows = places(begins.ravel(), flat, 1)
     decoded = items(rows)
     if decoded is None:
         return None
