@@ -30,7 +30,7 @@ from skipindex.pruning.deleted_rows import DELETED, live_rows
 from skipindex.pruning.evaluate import ROW_LEVELS, IndexColumn, RowLevel
 from skipindex.pruning.iceberg import by_field_id, planned, snapshot_view
 from skipindex.pruning.listed import Listed, list_table
-from skipindex.pruning.options import PruneOptions, active
+from skipindex.pruning.options import PruneOptions
 from skipindex.pruning.partition_index import partition_index
 from skipindex.pruning.result import LazyPaths, PruneResult
 from skipindex.pruning.row_groups import kept_rows
@@ -134,7 +134,7 @@ def prune_listed(
     """:func:`prune` over the files ``listed`` holds."""
     check_options(on_damaged, row_level)
     started = time.perf_counter() if started is None else started
-    session = Session.of(where, time_zone, case_sensitive, row_level, options or active())
+    session = Session.of(where, time_zone, case_sensitive, row_level, options)
     location, listing = listed.location, listed.listing
     try:
         result = _prune_latest(location, listing, where, session, started)

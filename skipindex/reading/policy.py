@@ -27,7 +27,8 @@ _MiB = 2**20
 
 @dataclass(frozen=True)
 class PlanningPolicy:
-    """The knobs of ``si.sql``'s planning, each with the cost it weighs."""
+    """The knobs of ``si.sql``'s planning and of how ``si.read`` and ``si.sql``
+    hand kept files to Spark, each with the cost it weighs."""
 
     # Keys a list may hold for a column Bloom filters or equality or range bitmaps
     # answer: each key is a probe per file (4,096 scattered keys prune SSB SF10's

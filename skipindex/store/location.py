@@ -268,13 +268,15 @@ def _all_contained(paths: pa.StringArray) -> None:
     """:func:`_contained` for every path at once (a Python call per path cost a
     second at a million files): the first path that escapes is refused by it."""
     escapes = pc.equal(paths, "")
-    for test in (pc.starts_with(paths, "/"), pc.ends_with(paths, "/")):
+    for test in (
+        pc.starts_with(paths, "/"),
+        pc.ends_with(paths, "/"),
+        pc.match_substring(paths, "//"),
+        pc.match_substring(paths, "\\"),
+    ):
         escapes = pc.or_(escapes, test)
-    for part in ("//", "\\", ".."):  # plain searches; a regex only where ".." is
-        found = pc.match_substring(paths, part)
-        if part == ".." and pc.any(found).as_py():
-            found = pc.and_(found, pc.match_substring_regex(paths, r"(^|/)\.\.(/|$)"))
-        escapes = pc.or_(escapes, found)
+    if pc.any(pc.match_substring(paths, "..")).as_py():  # a regex only where ".." is
+        escapes = pc.or_(escapes, pc.match_substring_regex(paths, r"(^|/)\.\.(/|$)"))
     if pc.any(escapes).as_py():
         _contained(paths.filter(escapes)[0].as_py())
 
