@@ -77,15 +77,7 @@ def _serialized(n: int, rows: set[int], writer: str) -> bytes:
 def test_decoding_many_at_once_equals_one_at_a_time(cases, random):
     """The vectorised path (one-container bitmaps) and the per-item fallback
     (several containers) together: into shuffled target rows of one array."""
-    blobs = [_serialized(n, rows, writer) for (n, rows), writer in cases]
-    width = words_for(max([n for (n, _), _ in cases], default=1))
-    offsets = np.cumsum([0, *map(len, blobs)])
-    targets = np.array(random.sample(range(len(blobs) + 3), len(blobs)), dtype=np.int64)
-    out = np.zeros((len(blobs) + 3, width), dtype=np.uint64)
-    decode_many(offsets, memoryview(b"".join(blobs)), np.arange(len(blobs)), targets, out)
-    for ((_, rows), _), target in zip(cases, targets.tolist(), strict=True):
-        assert _rows_of(out[target]) == rows
-    assert not out[np.setdiff1d(np.arange(len(out)), targets)].any()
+    _decode_into_shuffled_rows(cases, random)
 
 
 @settings(max_examples=examples(60), deadline=None)
@@ -107,8 +99,14 @@ def test_decoding_many_at_once_equals_one_at_a_time(cases, random):
 def test_many_small_files_decode_as_one_at_a_time(cases, random):
     """Files of a few words: array rows set as packed bools, runs as a mask per
     word (runs across word boundaries, whole words, a file's every row)."""
+    _decode_into_shuffled_rows(cases, random)
+
+
+def _decode_into_shuffled_rows(cases, random) -> None:
+    """Decode every case's bitmap at once into shuffled rows of one array (three
+    rows to spare): each target holds its case's rows, the spare rows none."""
     blobs = [_serialized(n, rows, writer) for (n, rows), writer in cases]
-    width = words_for(max(n for (n, _), _ in cases))
+    width = words_for(max([n for (n, _), _ in cases], default=1))
     offsets = np.cumsum([0, *map(len, blobs)])
     targets = np.array(random.sample(range(len(blobs) + 3), len(blobs)), dtype=np.int64)
     out = np.zeros((len(blobs) + 3, width), dtype=np.uint64)
